@@ -62,9 +62,9 @@ const FEED_CONDITIONS = ['rejected', 'feed-rejected', 'dropped', 'unmapped'] as 
 
 /**
  * outcomes that count toward `failing`, whatever the cause (an authentication refused ends `failed`);
- * not `cancelled` (an operator's), `taken-over` (a lost job lock) nor `handed-back` (its worker's
- * graceful shutdown): the attempt that takes the job over is the run that counts; these neither
- * count nor end the row
+ * not `cancelled` (an operator's), `taken-over` (a worker job's lost job or chatbot lock) nor
+ * `handed-back` (its worker's graceful shutdown): the attempt that takes the job over is the run
+ * that counts; these neither count nor end the row
  */
 const FAILED = new Set(['unavailable', 'partial', 'aborted', 'error', 'failed']);
 

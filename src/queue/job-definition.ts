@@ -44,7 +44,7 @@ export interface JobContext {
   config: LoadedConfig;
   runtime: JobRuntime;
   logger: Logger;
-  /** aborted when the job is cancelled, its lock is lost, or the worker shuts down past its deadline */
+  /** aborted when the job is cancelled, its job lock or a chatbot lock is lost, or its worker shuts down (the reason says which: errors.ts; sync/model/outcome.ts stoppedOutcome) */
   signal: AbortSignal;
   jobId: string;
   attempt: { made: number; max: number };

@@ -52,7 +52,7 @@ export interface Executor {
   run(jobs: AsyncIterable<Job> | Iterable<Job>): Promise<void>;
   /** One job, now (the caller's pool keeps `concurrency` of them in flight: runPool, pool.ts) */
   runOne(job: Job): Promise<void>;
-  /** After a pool ended, before the result is read: the writes' records that still wait are made; a run whose signal was aborted ends 'aborted', 'cancelled' by an operator's cancel, or 'taken-over' by a lost job lock (stoppedOutcome; unless it stopped otherwise). */
+  /** After a pool ended, before the result is read: the writes' records that still wait are made; a run whose signal was aborted ends 'aborted', 'cancelled' by an operator's cancel, 'taken-over' by a worker job's lost job or chatbot lock, or 'handed-back' by its worker's shutdown (stoppedOutcome; unless it stopped otherwise). */
   settle(): void;
   result: ExecutionResult;
 }
