@@ -13,6 +13,7 @@ import {
   type Lane,
   type ListingChange,
   runSync,
+  stoppedOutcome,
   type SyncDeps,
   type SyncOptions,
   type SyncReport,
@@ -104,8 +105,11 @@ async function runEach(
       hooks,
     );
   } catch (err) {
-    // a run that could not even report (authentication refused, config the feed cannot use) still counts as failed
-    const failed = failedObservation('error', causeMessage(err));
+    // a run that could not even report (authentication refused, config the feed cannot use) still counts as
+    // failed; unless its signal stopped it first: then in the word its reports would say (stoppedOutcome), so
+    // a run its worker's shutdown handed back or another attempt took over is no failure here either
+    const outcome = deps.signal?.aborted ? stoppedOutcome(deps.signal.reason) : 'error';
+    const failed = failedObservation(outcome, causeMessage(err));
     await alert(lanes.map((lane) => [lane, { ...failed, runId: extras.get(lane)!.runId }] as const));
     throw err;
   }
@@ -180,8 +184,11 @@ async function recordAndAlert(
   }));
 }
 
-/** What the alert rules see of a run that failed before it could report: a failed run, nothing read. */
-function failedObservation(outcome: 'error' | 'failed', message: string): Omit<RunObservation, 'runId'> {
+/** What the alert rules see of a run that failed (or was stopped) before it could report: its outcome, nothing read. */
+function failedObservation(
+  outcome: 'error' | 'failed' | ReturnType<typeof stoppedOutcome>,
+  message: string,
+): Omit<RunObservation, 'runId'> {
   return { at: new Date().toISOString(), outcome, message, records: 0, valid: 0, rejected: 0, unmapped: [] };
 }
 
