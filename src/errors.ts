@@ -472,3 +472,21 @@ export function causeMessage(cause: unknown): string {
 export function isRetryable(err: unknown): boolean {
   return err instanceof FeedsyncError && err.retryable;
 }
+
+/** The words of a run its signal stopped (stoppedOutcome). */
+export type StoppedOutcome = 'aborted' | 'cancelled' | 'taken-over' | 'handed-back';
+
+/**
+ * How a run its signal stopped ends, by the signal's reason: `cancelled` when an operator cancelled
+ * it (`feedsync cancel`: no retry), `taken-over` when its worker's job lock or a worker job's chatbot
+ * lock was lost (JOB_LOCK_LOST, CHATBOT_LOCK_LOST: the job goes back to the queue and another attempt
+ * runs it, recording its own outcome; not a failed run), `handed-back` when its worker shut down gracefully (WORKER_SHUTDOWN: the job went back
+ * to the queue at once and another worker runs it; not a failed run either), else `aborted` (its
+ * deadline, a foreground run's lost chatbot lock, Ctrl-C: retried). The one place the word is chosen: the report, the change log's record of the run, the
+ * alert rules and the run history (queue/processor.ts) all say this one, and a settings push's or a smoke run's report.
+ */
+export function stoppedOutcome(reason: unknown): StoppedOutcome {
+  if (reason instanceof CancelRequest) return 'cancelled';
+  if (reason === JOB_LOCK_LOST || reason === CHATBOT_LOCK_LOST) return 'taken-over';
+  return reason === WORKER_SHUTDOWN ? 'handed-back' : 'aborted';
+}

@@ -3,7 +3,7 @@
 import type { ChatbotApi } from '../api/types.js';
 import type { EditSettingsRequest } from '../api/schemas.js';
 import type { ChatbotConfig } from '../config/schema.js';
-import { AbortedError, FeedsyncError } from '../errors.js';
+import { AbortedError, FeedsyncError, stoppedOutcome } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
 import type { ChatbotSettingsResult, ReportedError, SettingsReport, SettingsStatus } from './report.js';
@@ -123,7 +123,8 @@ function buildReport(
     : `settings: ${counts.pushed} pushed, ${counts.unchanged} unchanged, ${counts.invalid} invalid, ${counts.failed} failed in ${durationMs} ms`;
   return {
     kind: 'settings',
-    outcome: aborted ? 'aborted' : bad.length ? 'failed' : 'ok',
+    // (stopped: the sync's word for the stop, so a hand-back or a takeover is no failed run here either)
+    outcome: aborted ? stoppedOutcome(deps.signal?.reason) : bad.length ? 'failed' : 'ok',
     retryable: bad.length > 0 && bad.every((r) => r.error?.retryable === true),
     dryRun,
     force: Boolean(opts.force),

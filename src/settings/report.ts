@@ -1,6 +1,6 @@
 // The settings push report: plain JSON, the job's return value and what `feedsync settings --json` prints.
 import type { EditSettingsRequest } from '../api/schemas.js';
-import type { ValidationIssue } from '../errors.js';
+import type { StoppedOutcome, ValidationIssue } from '../errors.js';
 
 export type SettingsStatus = 'pushed' | 'unchanged' | 'invalid' | 'failed' | 'would-push';
 
@@ -25,7 +25,8 @@ export interface ChatbotSettingsResult {
 
 export interface SettingsReport {
   kind: 'settings';
-  outcome: 'ok' | 'failed' | 'aborted';
+  /** stopped by its signal: the sync's words (errors.ts stoppedOutcome) */
+  outcome: 'ok' | 'failed' | StoppedOutcome;
   /** a rerun may help: every failure was transient (network, 5xx, 429) and none was invalid */
   retryable: boolean;
   dryRun: boolean;

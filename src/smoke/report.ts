@@ -1,4 +1,5 @@
 // The smoke report: plain JSON, the job's return value and what `feedsync smoke --json` prints.
+import type { StoppedOutcome } from '../errors.js';
 
 export interface SmokeCheck {
   /** e.g. ask.success, ask.suffix, stream.join */
@@ -23,7 +24,8 @@ export interface ChatbotSmokeResult {
 
 export interface SmokeReport {
   kind: 'smoke';
-  outcome: 'ok' | 'failed' | 'aborted';
+  /** stopped by its signal: the sync's words (errors.ts stoppedOutcome) */
+  outcome: 'ok' | 'failed' | StoppedOutcome;
   chatbots: ChatbotSmokeResult[];
   startedAt: string;
   finishedAt: string;

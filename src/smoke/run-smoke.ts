@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ChatbotApi } from '../api/types.js';
 import type { ChatbotConfig } from '../config/schema.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError, stoppedOutcome } from '../errors.js';
 import type { Logger } from '../log.js';
 import { selectChatbots } from '../config/select.js';
 import { answerChecks, check, joinCheck } from './checks.js';
@@ -124,7 +124,8 @@ function buildReport(results: ChatbotSmokeResult[], started: Date, signal: Abort
     : 'smoke: no chatbot has a smoke message in config';
   return {
     kind: 'smoke',
-    outcome: signal?.aborted ? 'aborted' : failed.length ? 'failed' : 'ok',
+    // (stopped: the sync's word for the stop, so a hand-back or a takeover is no failed run here either)
+    outcome: signal?.aborted ? stoppedOutcome(signal.reason) : failed.length ? 'failed' : 'ok',
     chatbots: results,
     startedAt: started.toISOString(),
     finishedAt: finished.toISOString(),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatbotConfig } from '../../src/config/schema.js';
-import { ConfigError, NetworkError } from '../../src/errors.js';
+import { ConfigError, JOB_LOCK_LOST, NetworkError, WORKER_SHUTDOWN } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
 import { pushSettings, SETTINGS_HASH_NS, settingsHash } from '../../src/settings/index.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
@@ -136,5 +136,19 @@ describe('pushSettings', () => {
     expect(api.edits).toEqual([]);
     expect(report.outcome).toBe('aborted');
     expect(report.chatbots[0]).toMatchObject({ status: 'failed', error: { code: 'ABORTED' } });
+  });
+
+  it("says the stop's word when a worker's shutdown or a takeover stopped it (no failed run), as a sync does", async () => {
+    for (const [reason, word] of [
+      [WORKER_SHUTDOWN, 'handed-back'],
+      [JOB_LOCK_LOST, 'taken-over'],
+    ] as const) {
+      const { api, deps } = setup();
+      const controller = new AbortController();
+      controller.abort(reason);
+      const report = await pushSettings([oak], { ...deps, signal: controller.signal });
+      expect(api.edits).toEqual([]);
+      expect(report.outcome).toBe(word);
+    }
   });
 });

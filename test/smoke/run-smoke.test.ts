@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatbotConfig } from '../../src/config/schema.js';
-import { ApiError, ConfigError } from '../../src/errors.js';
+import { ApiError, ConfigError, JOB_LOCK_LOST, WORKER_SHUTDOWN } from '../../src/errors.js';
 import { feedsyncCommand } from '../../src/format/invocation.js';
 import { silentLogger } from '../../src/log.js';
 import { runSmoke } from '../../src/smoke/index.js';
@@ -34,6 +34,19 @@ describe('runSmoke', () => {
     expect(result?.firstFragmentMs).toBeTypeOf('number');
     expect(result?.streamMs).toBeTypeOf('number');
     expect(report.summary).toMatch(/^smoke: 1 passed, 0 failed in \d+ ms$/);
+  });
+
+  it("says the stop's word when a worker's shutdown or a takeover stopped it (no failed run), as a sync does", async () => {
+    for (const [reason, word] of [
+      [WORKER_SHUTDOWN, 'handed-back'],
+      [JOB_LOCK_LOST, 'taken-over'],
+      [undefined, 'aborted'],
+    ] as const) {
+      const controller = new AbortController();
+      controller.abort(reason);
+      const report = await runSmoke([oak], { api: fakeApi(), logger: silentLogger, signal: controller.signal });
+      expect(report.outcome).toBe(word);
+    }
   });
 
   it('skips the streamed call when smoke.stream is false', async () => {

@@ -1,13 +1,6 @@
 // What a lane's steps decide and what its run comes to, in the words the report uses: the kernel's,
 // because the guard decides it, the paging and the run end with it and the report prints it.
-import {
-  AbortedError,
-  CancelRequest,
-  CHATBOT_LOCK_LOST,
-  isRetryable,
-  JOB_LOCK_LOST,
-  WORKER_SHUTDOWN,
-} from '../../errors.js';
+import { AbortedError, isRetryable, stoppedOutcome, type StoppedOutcome } from '../../errors.js';
 import type { FieldChange } from '../../listing/canonical.js';
 import type { DeleteReason, PlannedDelete } from './plan-types.js';
 
@@ -30,23 +23,8 @@ export type SyncOutcome =
   | 'handed-back'
   | 'failed';
 
-/** The words of a run its signal stopped (stoppedOutcome). */
-export type StoppedOutcome = 'aborted' | 'cancelled' | 'taken-over' | 'handed-back';
-
-/**
- * How a run its signal stopped ends, by the signal's reason: `cancelled` when an operator cancelled
- * it (`feedsync cancel`: no retry), `taken-over` when its worker's job lock or a worker job's chatbot
- * lock was lost (JOB_LOCK_LOST, CHATBOT_LOCK_LOST: the job goes back to the queue and another attempt
- * runs it, recording its own outcome; not a failed run), `handed-back` when its worker shut down gracefully (WORKER_SHUTDOWN: the job went back
- * to the queue at once and another worker runs it; not a failed run either), else `aborted` (its
- * deadline, a foreground run's lost chatbot lock, Ctrl-C: retried). The one place the word is chosen: the report, the change log's record of the run, the
- * alert rules and the run history (queue/processor.ts) all say this one.
- */
-export function stoppedOutcome(reason: unknown): StoppedOutcome {
-  if (reason instanceof CancelRequest) return 'cancelled';
-  if (reason === JOB_LOCK_LOST || reason === CHATBOT_LOCK_LOST) return 'taken-over';
-  return reason === WORKER_SHUTDOWN ? 'handed-back' : 'aborted';
-}
+// (the stop words are chosen beside the stop reasons they read, errors.ts, so that settings and smoke say them too)
+export { stoppedOutcome, type StoppedOutcome } from '../../errors.js';
 
 /**
  * How a step that threw ends (the paging of a sync's or an undo's chatbot): by its signal's reason
