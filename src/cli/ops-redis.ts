@@ -7,6 +7,7 @@
 import type { LoadedConfig } from '../config/schema.js';
 import { RedisUnavailableError } from '../errors.js';
 import { closeRedis, createRedis, redisSettings, type RedisClient } from '../queue/index.js';
+import { credentialsRefused } from '../redis/connection-errors.js';
 import { byDeadline } from '../redis/deadline.js';
 import { requireRedis } from '../redis/require-redis.js';
 import { redisNamed, type RedisSettings } from '../redis/settings.js';
@@ -44,7 +45,7 @@ export async function openOpsRedis(loaded: LoadedConfig, command: string, waitMs
   let lastError: unknown;
   redis.on('error', (err) => (lastError = err));
   const failure = (err: unknown) =>
-    err instanceof Error && /^(NOAUTH|WRONGPASS)/.test(err.message)
+    err instanceof Error && credentialsRefused(err)
       ? new RedisUnavailableError(where, err.message, { cause: err, use: 'read' })
       : err;
   const answer = async <T>(call: Promise<T>): Promise<T> => {

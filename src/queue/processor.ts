@@ -305,7 +305,7 @@ async function runLocked<P>(s: RunScope<P>): Promise<Ended> {
 async function runThrew<P>(s: RunScope<P>, err: unknown, jobSignal: AbortSignal): Promise<Ended> {
   const { def, target, attempt, logger } = s;
   if (s.cancel?.signal.aborted) {
-    const error: RunReport = { outcome: 'error', summary: err instanceof Error ? err.message : String(err) };
+    const error: RunReport = { outcome: 'error', summary: causeOf(err) };
     const as = (r: RunReport, about: RunTarget) => cancelledReport(s, r, about);
     await s.record(error, as);
     const report = as(error, target);
@@ -313,16 +313,16 @@ async function runThrew<P>(s: RunScope<P>, err: unknown, jobSignal: AbortSignal)
     return { report };
   }
   if (jobLost(s.signal)) {
-    const why = err instanceof Error ? err.message : String(err);
+    const why = causeOf(err);
     return lostWithJob(s, { outcome: 'aborted', summary: `${def.name} ${describe(target)} aborted: ${why}` });
   }
   if (takenOverFrom(s)) {
-    const why = err instanceof Error ? err.message : String(err);
+    const why = causeOf(err);
     const summary = `${def.name} ${describe(target)} taken over by another attempt of its job (its job lock or a chatbot lock was lost): ${why}`;
     return takenOver(s, { outcome: 'taken-over', summary });
   }
   if (shuttingDown(s.signal) && !(err instanceof GuardError)) {
-    const why = err instanceof Error ? err.message : String(err);
+    const why = causeOf(err);
     return handedBack(s, { outcome: 'handed-back', summary: `${def.name} ${describe(target)} stopped: ${why}` });
   }
   const jobErr = toJobError(err, jobSignal);

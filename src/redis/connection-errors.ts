@@ -42,6 +42,11 @@ export function connectionErrorLog(
   };
 }
 
+/** Redis refusing the connection's credentials: NOAUTH once a password is set, WRONGPASS for a wrong one */
+export function credentialsRefused(err: Error): boolean {
+  return /^(NOAUTH|WRONGPASS)/.test(err.message);
+}
+
 /** ioredis's words for a command its commandTimeout ended */
 const TIMED_OUT = 'Command timed out';
 
@@ -62,7 +67,7 @@ export function redisFailure<E>(
   const detail =
     err.message === TIMED_OUT
       ? `no answer within ${within}`
-      : /^(NOAUTH|WRONGPASS)/.test(err.message) || err.name === 'MaxRetriesPerRequestError'
+      : credentialsRefused(err) || err.name === 'MaxRetriesPerRequestError'
         ? err.message
         : undefined;
   return detail === undefined ? err : new RedisUnavailableError(where, detail, { cause: err, use });
