@@ -1,4 +1,5 @@
 // Starts an emulator on a free port with a client built for it (fast retries), for integration tests.
+import { Agent, request } from 'undici';
 import { createApiClient } from '../../src/api/client.js';
 import type { ApiClientOptions, ChatbotApi } from '../../src/api/types.js';
 import type { ListingCreate } from '../../src/listing/schema.js';
@@ -21,6 +22,15 @@ export interface TestEmulator {
   close(): Promise<void>;
 }
 
+// The admin calls, each on a connection of its own (pipelining 0: no keep-alive). A kept-alive one
+// was reset under a test whose event loop was held past the emulator's keep-alive timeout (5 s, node's
+// default): the server's timer, due already, closed the socket as the client sent on it, the client's
+// own idle timer (undici's, ticking once a second) not run yet; fetch failed, ECONNRESET. Seen in
+// push-settings.emulator.test.ts on Node 22, 5 of 15 runs at load 20-29 on 2 cores: an invalid
+// AIResponseLanguage builds the three-letter language table (src/settings/languages.ts, 17,576 Intl
+// lookups, 2.4 s at that load) and the test took 5.8-12 s. The API client's calls retry a reset; these did not.
+const ONE_CONNECTION_A_CALL = new Agent({ pipelining: 0 });
+
 export async function startTestEmulator(opts: EmulatorOptions = {}): Promise<TestEmulator> {
   const emulator = await startEmulator({ secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY, ...opts });
   const url = emulator.url;
@@ -37,13 +47,14 @@ export async function startTestEmulator(opts: EmulatorOptions = {}): Promise<Tes
     });
   // the emulator's admin answers, typed as its admin.ts writes them (a test of admin.ts checks them)
   const admin = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
-    const res = await fetch(url + path, {
+    const res = await request(url + path, {
       method,
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
+      dispatcher: ONE_CONNECTION_A_CALL,
     });
-    if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${await res.text()}`);
-    return (await res.json()) as T;
+    if (res.statusCode >= 300) throw new Error(`${method} ${path}: HTTP ${res.statusCode} ${await res.body.text()}`);
+    return (await res.body.json()) as T;
   };
   return {
     emulator,
