@@ -26,7 +26,11 @@ describe("a worker's graceful shutdown", () => {
         chatbot: SN,
         rows: ROWS,
         hookUrl: `${receiver.url}/hook`,
-        worker: { concurrency: 1, shutdownTimeoutMs: 10_000 },
+        // A job lock of a minute (the deployment's is 2 s): this test is of the hand-back, not of a
+        // lapsed lock. With 2 s, a stall of A's event loop on a loaded machine let the lock (or the
+        // chatbot lock, the same length) lapse beside B, and A's run ended "then taken over", not
+        // handed back (A stopped 3 s before the SIGTERM: failed with 2 s, passed with a minute).
+        worker: { concurrency: 1, shutdownTimeoutMs: 10_000, lockDurationMs: 60_000 },
       });
       const a = await d.start(file);
       const jobId = await homesUnderWay(d, a, SN);
