@@ -31,6 +31,18 @@ export interface TestEmulator {
 // lookups, 2.4 s at that load) and the test took 5.8-12 s. The API client's calls retry a reset; these did not.
 const ONE_CONNECTION_A_CALL = new Agent({ pipelining: 0 });
 
+/** An answer of the emulator's admin at `url` (`/__emulator/...`), typed as its admin.ts writes them (a test of admin.ts checks them). */
+export async function emulatorAdmin<T>(url: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const res = await request(url + path, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    dispatcher: ONE_CONNECTION_A_CALL,
+  });
+  if (res.statusCode >= 300) throw new Error(`${method} ${path}: HTTP ${res.statusCode} ${await res.body.text()}`);
+  return (await res.body.json()) as T;
+}
+
 export async function startTestEmulator(opts: EmulatorOptions = {}): Promise<TestEmulator> {
   const emulator = await startEmulator({ secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY, ...opts });
   const url = emulator.url;
@@ -45,17 +57,7 @@ export async function startTestEmulator(opts: EmulatorOptions = {}): Promise<Tes
       ...overrides,
       retry: { retries: 3, baseDelayMs: 1, maxDelayMs: 10, ...overrides.retry },
     });
-  // the emulator's admin answers, typed as its admin.ts writes them (a test of admin.ts checks them)
-  const admin = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
-    const res = await request(url + path, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      dispatcher: ONE_CONNECTION_A_CALL,
-    });
-    if (res.statusCode >= 300) throw new Error(`${method} ${path}: HTTP ${res.statusCode} ${await res.body.text()}`);
-    return (await res.body.json()) as T;
-  };
+  const admin = <T>(method: 'GET' | 'POST', path: string, body?: unknown) => emulatorAdmin<T>(url, method, path, body);
   return {
     emulator,
     url,

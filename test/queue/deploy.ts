@@ -9,7 +9,7 @@ import { closeQueues, createQueues } from '../../src/queue/queues.js';
 import { closeRedis, createRedis } from '../../src/redis/connection.js';
 import { redisSettings } from '../../src/redis/settings.js';
 import { COLUMNS, csv, rows } from '../sync/helpers/feed.js';
-import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
+import { emulatorAdmin, startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
 import { REDIS_URL, uniquePrefix } from './helpers.js';
 
 export interface DeployFeed {
@@ -126,6 +126,5 @@ export function busiestWindow(times: number[], windowMs: number): number {
 
 /** The emulator's request log: each request's arrival time, path and status. */
 export async function requestLog(emu: { url: string }): Promise<LoggedRequest[]> {
-  const res = await fetch(`${emu.url}/__emulator/requests`);
-  return ((await res.json()) as { requests: LoggedRequest[] }).requests;
+  return (await emulatorAdmin<{ requests: LoggedRequest[] }>(emu.url, 'GET', '/__emulator/requests')).requests;
 }
