@@ -13,7 +13,12 @@ const UNIT_NAMES = new Set<string>(AREA_UNIT_NAMES);
 export const fieldOf = (path: string): string => path.split('.')[0]!;
 
 /** The source paths `rule` reads, by how it reads them. */
-export function rulePaths(rule: FieldRuleObject): { from: string[]; template: string[]; units: string[]; per: string[] } {
+export function rulePaths(rule: FieldRuleObject): {
+  from: string[];
+  template: string[];
+  units: string[];
+  per: string[];
+} {
   const from = rule.from === undefined ? [] : Array.isArray(rule.from) ? rule.from : [rule.from];
   const template = [...(rule.template ?? '').matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!.trim());
   const unitFrom =

@@ -38,7 +38,7 @@ describe('a field the feed no longer gives is cleared on the chatbot (reso prese
     const [a, b, c] = generateResoRecords(12, { seed: 29 }).filter(
       (r) => r.MlgCanView !== false && r.StandardStatus === 'Active' && !String(r.PropertyType).includes('Lease'),
     );
-    const records = [
+    const records: Record<string, unknown>[] = [
       { ...a!, AssociationFee: 250, AssociationFeeFrequency: 'Monthly' },
       { ...b!, AssociationFee: 1200, AssociationFeeFrequency: 'Annually', PublicRemarks: 'Quiet street, new roof.' },
       { ...c!, AssociationFee: 90, AssociationFeeFrequency: 'Monthly' },
@@ -49,7 +49,7 @@ describe('a field the feed no longer gives is cleared on the chatbot (reso prese
       mapping: { preset: 'reso', fields: { Url: { template: 'https://broker.test/l/{ListingId}' } } },
       deletes: { maxFraction: 1 },
     });
-    const [idA, idB, idC] = records.map((r) => String(r.ListingId));
+    const [idA, idB, idC] = [String(a!.ListingId), String(b!.ListingId), String(c!.ListingId)];
 
     const first = await env.sync(te, feed);
     expect(first.outcome, first.message).toBe('ok');
