@@ -9,22 +9,13 @@ import { describe, expect, it } from 'vitest';
 import { generateResoRecords } from '../../fixtures/generate.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
-import { SN, type SyncEnv, useEmulatorSync, writeCounts } from './helpers/feed.js';
+import { SN, useEmulatorSync, writeCounts } from './helpers/feed.js';
 
 const bodies: Array<{ path: string; body: string }> = [];
-let te: TestEmulator;
-let env: SyncEnv;
-const emulator = useEmulatorSync({
-  emulator: { onRequest: (r) => bodies.push(r) },
-  onEach: (t, e) => {
-    te = t;
-    env = e;
-    bodies.length = 0;
-  },
-});
+const emulator = useEmulatorSync({ bodies });
 
 /** the chatbot's listings as the spec's list answers them, by MLSNumber */
-const listed = async () =>
+const listed = async (te: TestEmulator) =>
   new Map((await te.api.listListings({ SerialNumber: SN, PageSize: 100 })).List.map((i) => [i.MLSNumber, i]));
 /** the update bodies the emulator received since `from`, as sent */
 const updatesSince = (from: number) =>
@@ -35,6 +26,8 @@ const updatesSince = (from: number) =>
 
 describe('a field the feed no longer gives is cleared on the chatbot (reso preset, HOAMonth)', () => {
   it('frequency turned One Time, and a fee (with its remarks) taken away: each listing updated once without the field, the list answers it unset, a rerun writes nothing', async () => {
+    const te = emulator.te();
+    const env = emulator.env();
     const [a, b, c] = generateResoRecords(12, { seed: 29 }).filter(
       (r) => r.MlgCanView !== false && r.StandardStatus === 'Active' && !String(r.PropertyType).includes('Lease'),
     );
@@ -54,7 +47,7 @@ describe('a field the feed no longer gives is cleared on the chatbot (reso prese
     const first = await env.sync(te, feed);
     expect(first.outcome, first.message).toBe('ok');
     expect(first.counts.created).toBe(3);
-    const before = await listed();
+    const before = await listed(te);
     expect([before.get(idA)?.HOAMonth, before.get(idB)?.HOAMonth, before.get(idC)?.HOAMonth]).toEqual([
       '250',
       '100',
@@ -80,7 +73,7 @@ describe('a field the feed no longer gives is cleared on the chatbot (reso prese
     expect(bodies.slice(from).filter((b) => /RealEstate(Create|Delete)$/.test(b.path))).toEqual([]);
 
     // what the chatbot holds: no stale fee for either, the remarks gone, the third untouched
-    const after = await listed();
+    const after = await listed(te);
     expect(after.size).toBe(3);
     expect(after.get(idA)?.HOAMonth).toBe('');
     expect(after.get(idB)?.HOAMonth).toBe('');
