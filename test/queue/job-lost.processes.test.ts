@@ -5,6 +5,7 @@
 // `feedsync worker` process, the real Redis and the emulator (s28 review of 7e233368).
 import '../setup/needs-redis.js';
 import { describe, expect, it } from 'vitest';
+import { chatbotLockName, targetLockKey } from '../../src/locks/target-lock.js';
 import { listRuns } from '../../src/queue/index.js';
 import { startHttpReceiver } from '../alerts/receivers.js';
 import { until } from './helpers.js';
@@ -48,6 +49,47 @@ describe('a run whose job is lost from Redis under it', () => {
       await until('a failure alert', async () => receiver.received.length > 0, 30_000);
       expect(JSON.stringify(receiver.received[0]!.body)).toMatch(/failing/);
       // and no attempt of it runs: the job is nowhere
+      expect(await d.queues.sync.getJobState(jobId)).toBe('unknown');
+      expect(w.logs()).toContain('enqueue it again');
+    } finally {
+      await receiver.close();
+    }
+  }, 180_000);
+
+  it('its chatbot lock lost first: the job found gone, the run is the same stopped run, alerted', async () => {
+    const receiver = await startHttpReceiver();
+    try {
+      const file = await deployAlerted(d, {
+        chatbot: SN,
+        rows: ROWS,
+        hookUrl: `${receiver.url}/hook`,
+        worker: { lockDurationMs: 4000, stalledIntervalMs: 60_000, concurrency: 1 },
+      });
+      const w = await d.start(file);
+      const jobId = await homesUnderWay(d, w, SN);
+
+      // the job gone (its hash and its place in `active`, as a flush or a forced obliterate leaves it)
+      // and its chatbot lock with it. Its job lock is kept: its loss is heard later than the chatbot
+      // lock's, or not at all before the run ends (the chatbot lock's holder stops first), so the run
+      // hears only that a chatbot lock was lost, and must look whether the job still exists.
+      const jobKey = d.queues.sync.toKey(jobId);
+      const lock = targetLockKey(d.prefix, chatbotLockName({ chatbot: SN }, 'sync'));
+      await d.redis
+        .multi()
+        .del(jobKey, `${jobKey}:logs`, lock)
+        .lrem(d.queues.sync.toKey('active'), 0, jobId)
+        .exec();
+
+      const run = await until(
+        'the stopped run recorded',
+        async () => (await listRuns(d.redis, d.prefix, { feed: 'homes', limit: 10 })).find((r) => r.jobId === jobId),
+        60_000,
+      );
+      expect(run.outcome).toBe('aborted');
+      expect(run.summary).toContain('job lost from Redis');
+      expect(run.summary).not.toMatch(/taken over/);
+      await until('a failure alert', async () => receiver.received.length > 0, 30_000);
+      expect(JSON.stringify(receiver.received[0]!.body)).toMatch(/failing/);
       expect(await d.queues.sync.getJobState(jobId)).toBe('unknown');
       expect(w.logs()).toContain('enqueue it again');
     } finally {
