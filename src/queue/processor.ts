@@ -279,9 +279,9 @@ async function runLocked<P>(s: RunScope<P>): Promise<Ended> {
   const chatbots = chatbotLocksLost(s);
   const signals = [s.signal, chatbots?.signal, s.cancel?.signal].filter((x): x is AbortSignal => x !== undefined);
   const jobSignal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
-  let report: RunReport;
+  let ran: { report: RunReport } | { err: unknown };
   try {
-    report = await runJob(s.def, s.job, s.payload, {
+    const report = await runJob(s.def, s.job, s.payload, {
       config: s.deps.config,
       runtime: s.deps.runtime,
       logger: s.jobLogger,
@@ -290,16 +290,21 @@ async function runLocked<P>(s: RunScope<P>): Promise<Ended> {
       attempt: s.attempt,
       calls: createCallCounter(),
     });
+    ran = { report };
   } catch (err) {
-    return runThrew(s, err, jobSignal, chatbots);
+    ran = { err };
   }
+  // (decided once, as the run ended: a loss heard later, a renewal answered after the release, is not the run's)
+  const lost = s.cancel?.signal.aborted ? undefined : await lockLost(s, chatbots);
+  chatbots?.close();
+  if ('err' in ran) return runThrew(s, ran.err, jobSignal, lost);
+  let { report } = ran;
   if (s.cancel?.signal.aborted) {
     const as = (r: RunReport, about: RunTarget) => cancelledReport(s, r, about);
     await s.record(report, as);
     report = as(report, s.target);
     return { report: await settle(s.def, s.job, s.token, report, s) };
   }
-  const lost = await lockLost(s, chatbots);
   if (lost === JOB_LOST) return lostWithJob(s, report);
   if (lost) return takenOver(s, report);
   if (shuttingDown(s.signal) && handsBack(report.outcome)) return handedBack(s, report);
@@ -312,7 +317,7 @@ async function runThrew<P>(
   s: RunScope<P>,
   err: unknown,
   jobSignal: AbortSignal,
-  chatbots: ChatbotsStop | undefined,
+  lost: string | undefined,
 ): Promise<Ended> {
   const { def, target, attempt, logger } = s;
   if (s.cancel?.signal.aborted) {
@@ -323,7 +328,6 @@ async function runThrew<P>(
     logger.warn({ outcome: report.outcome }, report.summary);
     return { report };
   }
-  const lost = await lockLost(s, chatbots);
   if (lost === JOB_LOST) {
     const why = causeOf(err);
     return lostWithJob(s, { outcome: 'aborted', summary: `${def.name} ${describe(target)} aborted: ${why}` });
@@ -392,10 +396,11 @@ async function lockLost<P>(s: RunScope<P>, chatbots: ChatbotsStop | undefined): 
   return job === JOB_LOCK_LOST ? JOB_LOCK_LOST : undefined;
 }
 
-/** The job's chatbot locks' stop: its signal aborts, once one is lost, with why (`why()`: undefined while none is). */
+/** The job's chatbot locks' stop: its signal aborts, once one is lost, with why (`why()`: undefined while none is); `close()`: a loss heard from then on is not the run's. */
 interface ChatbotsStop {
   signal: AbortSignal;
   why(): Promise<string | undefined>;
+  close(): void;
 }
 
 /**
@@ -425,9 +430,14 @@ function chatbotLocksLost<P>(s: RunScope<P>): ChatbotsStop | undefined {
       stop.abort(reason);
       return reason;
     }));
-  if (lost.aborted) void decide();
-  else lost.addEventListener('abort', () => void decide(), { once: true });
-  return { signal: stop.signal, why: () => (lost.aborted ? decide() : Promise.resolve(undefined)) };
+  const onLost = () => void decide();
+  if (lost.aborted) onLost();
+  else lost.addEventListener('abort', onLost, { once: true });
+  return {
+    signal: stop.signal,
+    why: () => (lost.aborted ? decide() : Promise.resolve(undefined)),
+    close: () => lost.removeEventListener('abort', onLost),
+  };
 }
 
 const causeOf = (reason: unknown) => (reason instanceof Error ? reason.message : String(reason));

@@ -74,11 +74,7 @@ describe('a run whose job is lost from Redis under it', () => {
       // hears only that a chatbot lock was lost, and must look whether the job still exists.
       const jobKey = d.queues.sync.toKey(jobId);
       const lock = targetLockKey(d.prefix, chatbotLockName({ chatbot: SN }, 'sync'));
-      await d.redis
-        .multi()
-        .del(jobKey, `${jobKey}:logs`, lock)
-        .lrem(d.queues.sync.toKey('active'), 0, jobId)
-        .exec();
+      await d.redis.multi().del(jobKey, `${jobKey}:logs`, lock).lrem(d.queues.sync.toKey('active'), 0, jobId).exec();
 
       const run = await until(
         'the stopped run recorded',
