@@ -8,10 +8,12 @@ import { within } from '../redis/deadline.js';
 /** How long the look may take at most. */
 export const JOB_LOOK_MS = 1000;
 
-/** True only when the look answered 'unknown' within `ms`; a look that fails or is slow says false (the job taken over, as before the look was made). */
+/** True only when the look answered 'unknown' within `ms`; a look that fails (thrown or rejected) or is slow says false (the job taken over, as before the look was made). */
 export async function jobGone(look: () => Promise<string>, ms = JOB_LOOK_MS): Promise<boolean> {
   const state = await within(
-    look().catch(() => undefined),
+    Promise.resolve()
+      .then(look)
+      .catch(() => undefined),
     ms,
     undefined,
   );
