@@ -135,7 +135,8 @@ export const JOB_LOCK_LOST = 'job lock lost: the job is taken over by another at
  * run (`aborted`), a failed one for the alert rules: nothing else will say that the run did not end.
  * A string, as JOB_LOCK_LOST.
  */
-export const JOB_LOST = 'job lost from Redis: it is in no list of its queue and no attempt will run it; enqueue it again';
+export const JOB_LOST =
+  'job lost from Redis: it is in no list of its queue and no attempt will run it; enqueue it again';
 
 /**
  * The abort reason of a worker's run whose chatbot lock was lost (locks/target-lock.ts: its renewal
