@@ -14,6 +14,8 @@ import { mappedFields } from '../mapping/mapped-fields.js';
 import type { MappingConfig } from '../mapping/config-schema.js';
 import type { ResoSource } from '../feeds/config-schema.js';
 import { ROSTER_ROLES } from '../feeds/reso/roster-contacts.js';
+import { flagFieldsRead } from '../mapping/display-rules.js';
+import type { DisplayRules } from '../mapping/display-config.js';
 
 /** Navigation properties a record carries by `$expand`, never by `$select`. */
 const EXPANDED = new Set(['Media', 'OpenHouse']);
@@ -35,16 +37,22 @@ export interface SelectedFeed {
   chatbots?: ReadonlyArray<{ where?: Record<string, unknown> }>;
 }
 
-/** The fields a live RESO source's select leaves out that the feed reads, in the order they are read; none without a select. */
-export function selectGaps(feed: SelectedFeed): SelectGap[] {
-  const { source } = feed;
-  if (source.kind !== 'reso' || !source.url || !source.select?.length) return [];
-  const asked = new Set([
+/** What a live RESO source's select asks for, with what the reader adds to it; undefined: no select (every field comes). */
+function askedFields(source: SelectedFeed['source']): Set<string> | undefined {
+  if (source.kind !== 'reso' || !source.url || !source.select?.length) return undefined;
+  return new Set([
     ...source.select,
     ...ALWAYS_ASKED,
     ...(source.keyField ? [source.keyField] : []),
     ...(source.photosTimestampField ? [source.photosTimestampField] : []),
   ]);
+}
+
+/** The fields a live RESO source's select leaves out that the feed reads, in the order they are read; none without a select. */
+export function selectGaps(feed: SelectedFeed): SelectGap[] {
+  const asked = askedFields(feed.source);
+  if (!asked) return [];
+  const { source } = feed;
   const gaps = new Map<string, string[]>();
   const read = (field: string, usedBy: string) => {
     if (asked.has(field) || EXPANDED.has(field)) return;
@@ -84,4 +92,34 @@ export function selectGapMessage(gaps: readonly SelectGap[]): string {
       ? `, or, for a field this server does not have, take out what reads it (${takeOut.join('; ')})`
       : '')
   );
+}
+
+/**
+ * The display rules' flags a RESO source's select leaves out, one warning a feed. Not a refusal as
+ * selectGaps is: a server may not carry a flag at all (then nothing can be done and nothing is
+ * hidden), but where it does, a flag left out of the select comes back absent, and an absent flag
+ * hides nothing: a listing whose seller opted out of internet display, or withheld the address,
+ * would be shown. MlgCanView is read only from MLS Grid (vendor mlsgrid), the one server that has it.
+ */
+export function selectFlagWarnings(loaded: {
+  file: string;
+  config: {
+    feeds: ReadonlyArray<{ source: SelectedFeed['source'] & { vendor?: string }; displayRules: DisplayRules }>;
+  };
+}): string[] {
+  return loaded.config.feeds.flatMap((feed, i) => {
+    const asked = askedFields(feed.source);
+    if (!asked) return [];
+    const rules = feed.displayRules;
+    const left = flagFieldsRead(rules.purpose)
+      .filter((rule) => rule !== 'MlgCanView' || feed.source.vendor === 'mlsgrid')
+      .map((rule) => rules.fields[rule])
+      .filter((field) => !asked.has(field));
+    if (!left.length) return [];
+    return [
+      `${loaded.file}: feeds[${i}].source.select leaves out ${left.join(', ')}, which the display rules (display.purpose ${rules.purpose}) read: ` +
+        'a field not selected comes back absent, and an absent flag hides nothing, so a listing whose seller opted out of display or withheld its address would be shown. ' +
+        'Add them to source.select; where the server carries one under another name, display.flags.<Rule>: <its field> (docs/display-rules.md)',
+    ];
+  });
 }

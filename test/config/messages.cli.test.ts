@@ -304,8 +304,20 @@ describe('config check: every mistake named with its line and fix', () => {
     const sync = await feedsync(['sync', '--config', r.file], ENV);
     expect(sync.code).toBe(2);
     expect(sync.stderr).toContain(`${r.file}:${line}: feeds[0].source.select must name every field this feed reads`);
-    // with the field added it passes
-    expect((await check(text.replace('AssociationFee,', 'AssociationFee, AssociationFeeFrequency,'))).code).toBe(0);
+    // with the field added it passes, but for the display rules' flags, which the select leaves out too: a warning
+    const added = await check(text.replace('AssociationFee,', 'AssociationFee, AssociationFeeFrequency,'));
+    expect(added.code).toBe(0);
+    expect(added.stderr).toContain(
+      `warning: ${added.file}: feeds[0].source.select leaves out InternetEntireListingDisplayYN, IDXParticipationYN, InternetAddressDisplayYN, CloseDate, which the display rules (display.purpose idx) read: ` +
+        'a field not selected comes back absent, and an absent flag hides nothing',
+    );
+    const flagged = await check(
+      text.replace(
+        'AssociationFee,',
+        'AssociationFee, AssociationFeeFrequency, InternetEntireListingDisplayYN, IDXParticipationYN, InternetAddressDisplayYN, CloseDate,',
+      ),
+    );
+    expect(flagged.stderr).not.toContain('warning');
   });
 
   it('a config file that does not exist says where it looked', async () => {

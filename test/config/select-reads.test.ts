@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { ConfigError } from '../../src/errors.js';
+import { selectFlagWarnings } from '../../src/config/select-reads.js';
 
 const config = (feed: string[]) =>
   [
@@ -130,5 +131,38 @@ describe("a RESO source's select against the fields its feed reads", () => {
       'fields: { HOAMonth: null, Url:',
     );
     expect(() => parseConfig(text, 'feedsync.yaml', {})).not.toThrow();
+  });
+});
+
+describe("a RESO source's select against the display rules' flags (a warning: a server may not carry a flag at all)", () => {
+  const loaded = (text: string) => ({
+    config: parseConfig(text, 'feedsync.yaml', {}),
+    file: 'feedsync.yaml',
+    dir: '.',
+  });
+  const flags = ['InternetEntireListingDisplayYN', 'IDXParticipationYN', 'InternetAddressDisplayYN', 'CloseDate'];
+
+  it("an idx feed (a RESO source's default purpose) whose select leaves out the flags: one warning naming each and what an absent flag does", () => {
+    const warnings = selectFlagWarnings(loaded(config(resoFeed(selectBut()))));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(
+      'feedsync.yaml: feeds[0].source.select leaves out InternetEntireListingDisplayYN, IDXParticipationYN, InternetAddressDisplayYN, CloseDate, which the display rules (display.purpose idx) read',
+    );
+    expect(warnings[0]).toContain('an absent flag hides nothing');
+    expect(warnings[0]).toContain('display.flags');
+  });
+
+  it('none: the flags selected (under the names display.flags gives), no select, an internal feed; MlgCanView only for vendor mlsgrid', () => {
+    expect(selectFlagWarnings(loaded(config(resoFeed(`[${[...RESO_READS, ...flags].join(', ')}]`))))).toEqual([]);
+    const renamed = config(
+      resoFeed(
+        `[${[...RESO_READS, 'InternetEntireListingDisplayYN', 'ACT_IDX', 'InternetAddressDisplayYN', 'CloseDate'].join(', ')}]`,
+        ['display: { flags: { IDXParticipationYN: ACT_IDX } }'],
+      ),
+    );
+    expect(selectFlagWarnings(loaded(renamed))).toEqual([]);
+    expect(selectFlagWarnings(loaded(config(resoFeed(selectBut()).filter((l) => !l.includes('select')))))).toEqual([]);
+    const internal = config(resoFeed(selectBut(), ['display: { purpose: internal }']));
+    expect(selectFlagWarnings(loaded(internal))).toEqual([]);
   });
 });
