@@ -218,10 +218,25 @@ describe("a job's locks renewed together", () => {
 
   it('a lock released alone is no longer renewed, and the others are not lost for it', async () => {
     const keys = keysOf(prefix, ['chatbot:SN-A:sync', 'chatbot:SN-B:sync']);
-    const got = await acquireTargetLocks(redis, keys, 'job-1', 1200, waitersLog());
+    // A TTL of 10 s, renewed every 2.5 s: with 1.2 s the hold stopped when no renewal was confirmed
+    // within 0.8 s, which a loaded machine's event-loop lag exceeded (lost, at load 30 on 2 cores).
+    const got = await acquireTargetLocks(redis, keys, 'job-1', 10_000, waitersLog());
     if ('busy' in got) throw new Error('busy');
     await got.held[0]!.release();
-    await new Promise((r) => setTimeout(r, 2400));
+    // Two renewals after the release (each sets the TTL whole again). Had the released lock still
+    // been renewed, the renewal would have found it gone and the hold lost; the answers come on this
+    // connection, so each renewal's is heard before the PTTL read that sees it.
+    let last = await redis.pttl(keys[1]!);
+    // (a hold lost renews no more: then on at once to the assertion that says so)
+    const renewed = async () => {
+      if (got.held[1]!.lost.aborted) return true;
+      const now = await redis.pttl(keys[1]!);
+      const rose = now > last;
+      last = now;
+      return rose;
+    };
+    await until('a renewal of the other lock', renewed);
+    await until('a second renewal of the other lock', renewed);
     expect(got.held[1]!.lost.aborted).toBe(false);
     expect(await redis.exists(keys[0]!)).toBe(0);
     expect(await redis.pttl(keys[1]!)).toBeGreaterThan(0);
