@@ -38,15 +38,15 @@ export interface OpsRedis {
 /** `command`: as the person typed it (`pause`, `enqueue`), for the refusal; `waitMs`: how long Redis has to answer (default: requireRedis's) */
 export async function openOpsRedis(loaded: LoadedConfig, command: string, waitMs?: number): Promise<OpsRedis> {
   const settings = redisSettings(loaded, `feedsync ${command}`);
-  const { prefix, from, where } = settings;
+  const { prefix, from, where, source } = settings;
   const redis = createRedis(settings, { name: `feedsync-${command.replace(/\s+/g, '-')}` });
   redis.on('error', () => {}); // a Redis that does not answer is reported by requireRedis, once
-  await requireRedis(redis, where, { use: 'read', ...(waitMs !== undefined && { waitMs }) });
+  await requireRedis(redis, settings, { use: 'read', ...(waitMs !== undefined && { waitMs }) });
   let lastError: unknown;
   redis.on('error', (err) => (lastError = err));
   const failure = (err: unknown) =>
     err instanceof Error && credentialsRefused(err)
-      ? new RedisUnavailableError(where, err.message, { cause: err, use: 'read' })
+      ? new RedisUnavailableError(where, err.message, { cause: err, use: 'read', source })
       : err;
   const answer = async <T>(call: Promise<T>): Promise<T> => {
     const deadline = AbortSignal.timeout(ANSWER_MS);
@@ -58,7 +58,7 @@ export async function openOpsRedis(loaded: LoadedConfig, command: string, waitMs
       if (refused instanceof RedisUnavailableError) throw refused;
       const seen = lastError instanceof Error ? `; its last error: ${lastError.message}` : '';
       const detail = `no answer within ${ANSWER_MS / 1000} s${seen}`;
-      throw new RedisUnavailableError(where, detail, { cause: lastError ?? err, use: 'read' });
+      throw new RedisUnavailableError(where, detail, { cause: lastError ?? err, use: 'read', source });
     }
   };
   return {
