@@ -1,6 +1,6 @@
 // The bench's reference for a no-change rerun (sync.bench.ts): the least a client can do to read a
 // chatbot's whole list, as a new process (its start included in its time). Plain JavaScript, no
-// dependency: Node's fetch, `concurrency` pages in flight in page order (the sync's paging: the
+// dependency: node:http (bare-post.mjs), `concurrency` pages in flight in page order (the sync's paging: the
 // first page, then as many as its VirtualCount leads to expect, until a short page), each page's
 // body parsed with JSON.parse and its items counted. No checks, no retries, no state: the floor.
 // The request is the one src/api/schemas.ts gives (RealEstateList, ListRequest: POST with
@@ -9,17 +9,21 @@
 //   node test/bench/bare-pager.mjs URL SERIAL SESSION_KEY PAGE_SIZE CONCURRENCY   prints {"listings","pages","cpuMs","pagingMs"}
 // (cpuMs: the process's CPU since it started, its start included; pagingMs: from its first request to its last page's
 // items counted, its start left out: what a process already running, a queue worker, would take to page the list)
+import { barePost } from './bare-post.mjs';
+
 const [url, serial, sessionKey, pageSizeArg, concurrencyArg] = process.argv.slice(2);
 const pageSize = Number(pageSizeArg);
 const concurrency = Number(concurrencyArg);
+const post = barePost(url, concurrency);
+const headers = { 'content-type': 'application/json', accept: 'application/json', 'chatrobot-sessionkey': sessionKey };
 
 async function page(n) {
-  const res = await fetch(`${url}/chat/Chatbot/RealEstateList`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json', 'chatrobot-sessionkey': sessionKey },
-    body: JSON.stringify({ SerialNumber: serial, PageNumber: n, PageSize: pageSize }),
-  });
-  const body = JSON.parse(await res.text());
+  const res = await post(
+    '/chat/Chatbot/RealEstateList',
+    headers,
+    JSON.stringify({ SerialNumber: serial, PageNumber: n, PageSize: pageSize }),
+  );
+  const body = JSON.parse(res.text);
   if (!body.Success) throw new Error(`page ${n}: ${res.status} ${body.Message}`);
   return { items: body.Data.List.length, virtualCount: body.Data.VirtualCount };
 }

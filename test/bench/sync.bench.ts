@@ -12,7 +12,10 @@
 // in a file, the page echo in files in the state folder, read back from the run before). One more
 // row runs a no-change rerun twice in one process, as a queue worker runs (the page echo in memory
 // only, no files), and reports the second, which finds the process as the first left it (the
-// threads kept, the paging remembered): that row's peak is the process's over both runs.
+// threads kept, the paging remembered): that row's peak is the process's over both runs. And the
+// no-change rerun once more as the command itself (`feedsync sync --json`, bundled from the same
+// build as `npm run build` bundles it, spawn to exit: what a cron job waits for), beside the bare
+// paging client of its turn.
 // At 1M listings the first sync only seeds the chatbot: it runs with the emulator at
 // BENCH_SEED_LATENCY_MS (default 0) and its wall/bound is not judged; the reruns run at 20 ms (BENCH_LATENCY_MS).
 // The runs' heap: node's default; BENCH_HEAP_MB sets --max-old-space-size (then the targets are not judged).
@@ -32,7 +35,7 @@
 //   BENCH_TSX=1                            the feedsync runs through tsx (the sources), not compiled
 //   BENCH_BESIDE=0                         a rerun's feed is read only once its chatbot is paged (src/sync/read/beside-paging.ts off)
 //   BENCH_DEBUG=1                          each feedsync run's memory (sampled every 20 ms: at the peak, and after a collection) on stderr
-//   BENCH_NOCHANGE_RUNS=5                  the no-change rerun and the bare client run 5 times in turn, each rerun from the state the
+//   BENCH_NOCHANGE_RUNS=5                  the no-change rerun, the bare client and the command run 5 times in turn, each rerun from the state the
 //                                          1% rerun left (its folder copied back); the pair of the median wall ratio is the row, each on stderr
 //   BENCH_NOCHANGE_AB=0,1                  with BENCH_NOCHANGE_RUNS, each turn also runs the rerun with BENCH_BESIDE set to each value
 //   BENCH_NOCHANGE_AB_VAR=NAME             the variable BENCH_NOCHANGE_AB's values are given in (default BENCH_BESIDE): a toggle of
@@ -42,11 +45,13 @@
 //                                          the build kept in dir/build, as with BENCH_PROF
 //   node --import tsx test/bench/sync.bench.ts run 20000 [peers]   (one size, prints JSON)
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { cp, mkdir, mkdtemp, open, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, open, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { generateCsv, generateListings, writeFeed } from '../../fixtures/generate.js';
 import { createApiClient } from '../../src/api/client.js';
 import { createCallCounter } from '../../src/api/call-counter.js';
@@ -72,6 +77,14 @@ const PAGE_SIZE = 100;
 const BATCH_SIZE = 100;
 const CHANGED = 0.01;
 const REMOVED = 0.002;
+/** What the bench's feed changes of the demo's austin-csv feed. */
+const BENCH_FEED = {
+  name: 'bench',
+  chatbot: 'SN-BENCH',
+  source: { kind: 'csv', path: 'feed.csv' },
+  deletes: { mode: 'mirror', maxFraction: 0.05, maxCount: 10_000, batchSize: BATCH_SIZE },
+};
+
 // (a size given twice, as BENCH_SYNC_SIZES=1000000 with BENCH_SYNC_1M=1, runs once)
 const SIZES = [
   ...new Set([
@@ -90,6 +103,8 @@ const here = fileURLToPath(import.meta.url);
 const TSX = process.env.BENCH_TSX === '1';
 /** the compiled bench (BENCH_BUILT, set by the top process for the sizes' processes), or undefined: through tsx */
 const BUILT = process.env.BENCH_BUILT;
+/** the command bundled from the same build (BENCH_CLI: its cli.js), as `npm run build` bundles dist/bundle/cli.js */
+const CLI = process.env.BENCH_CLI;
 /** BENCH_PROF: the folder the runs' CPU profiles are written into (and the build kept in) */
 const PROF = process.env.BENCH_PROF;
 /** BENCH_NOCHANGE_RUNS: turns of the no-change rerun beside the bare client (the median pair is kept) */
@@ -115,7 +130,9 @@ const WORKER = 'rerun, no change, 2nd in one process (worker)';
 const UPSERT = 'per record: list, update or create';
 const RECREATE = 'delete all, recreate';
 const BARE = 'bare paging client (new process)';
-/** the first sync's reference: Node's fetch sending the same creates, nothing else (bare-writer.mjs) */
+/** the no-change rerun as cron runs it: the command, `feedsync sync --json`, a new process from spawn to exit */
+const COMMAND = 'feedsync sync (the command)';
+/** the first sync's reference: node:http sending the same creates, nothing else (bare-writer.mjs) */
 const BARE_WRITE = 'bare writing client (new process)';
 /** issue 55 point 6a: a first sync's wall within this many times its latency bound */
 const FIRST_WALL = 1.1;
@@ -148,6 +165,10 @@ interface Row {
   commit?: { ms: number; entries: number };
   /** the bare writing client: from its first create to its last answer (its start and its file's read left out) */
   writingMs?: number;
+  /** the command's row: its run's own duration (its report's durationMs), start and exit left out */
+  runMs?: number;
+  /** the command's row: the bare client's row of the same turn */
+  besideBare?: Row;
   /** the whole process, its start included: wall from spawn to exit, CPU since it started (feedsync rows and the bare clients) */
   process?: { wallMs: number; cpuMs: number };
   counts: string;
@@ -186,7 +207,7 @@ if (process.argv[2] === 'run') {
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'inherit'],
         maxBuffer: 1 << 24,
-        env: { ...process.env, ...(build && { BENCH_BUILT: build.bench }) },
+        env: { ...process.env, ...(build && { BENCH_BUILT: build.bench, BENCH_CLI: build.cli }) },
       },
     );
     if (r.status !== 0) {
@@ -207,7 +228,7 @@ if (process.argv[2] === 'run') {
  * fixtures the bench imports) into a temporary folder whose node_modules is the repository's, and
  * the compiled sync.bench.js bundled by scripts/bundle.js (what the scenario processes run).
  */
-async function buildBench(): Promise<{ dir: string; bench: string }> {
+async function buildBench(): Promise<{ dir: string; bench: string; cli: string }> {
   const root = repoRoot();
   const dir = PROFILES ? join(resolve(PROFILES), 'build') : await mkdtemp(join(tmpdir(), 'feedsync-bench-build-'));
   if (PROFILES) await rm(dir, { recursive: true, force: true });
@@ -225,7 +246,13 @@ async function buildBench(): Promise<{ dir: string; bench: string }> {
     { stdio: 'inherit' },
   );
   if (b.status !== 0) throw new Error(`the bench's bundle failed (exit ${b.status})`);
-  return { dir, bench: join(dir, 'bundle/sync.bench.js') };
+  const c = spawnSync(
+    process.execPath,
+    [join(root, 'scripts/bundle.js'), join(dir, 'src/cli.js'), dir, join(dir, 'bundle-cli')],
+    { stdio: 'inherit' },
+  );
+  if (c.status !== 0) throw new Error(`the command's bundle failed (exit ${c.status})`);
+  return { dir, bench: join(dir, 'bundle/sync.bench.js'), cli: join(dir, 'bundle-cli/cli.js') };
 }
 
 /** the repository: two folders up from this file, its TypeScript source (the compiled copy is told it) */
@@ -233,19 +260,9 @@ function repoRoot(): string {
   return resolve(dirname(here), '../..');
 }
 
-/** The feed, the API settings and the config of every run of the bench (its own and the peers'). */
-async function benchSetup(url: string, root: string) {
-  const demo = await loadConfig(join(root, 'fixtures/demo.yaml'));
-  const austin = demo.config.feeds.find((f) => f.name === 'austin-csv')!;
-  const feed = FeedConfig.parse({
-    ...austin,
-    name: 'bench',
-    chatbot: 'SN-BENCH',
-    source: { kind: 'csv', path: 'feed.csv' },
-    deletes: { mode: 'mirror', maxFraction: 0.05, maxCount: 10_000, batchSize: BATCH_SIZE },
-    schedule: undefined,
-  });
-  const apiConfig = ApiConfig.parse({
+/** The bench's API settings, as a config spells them. */
+function benchApi(url: string) {
+  return {
     baseUrl: url,
     secretKey: 'bench-secret',
     sessionKey: 'bench-session',
@@ -253,7 +270,15 @@ async function benchSetup(url: string, root: string) {
     ratePerSecond: 10_000,
     pageSize: PAGE_SIZE,
     retries: 2,
-  });
+  };
+}
+
+/** The feed, the API settings and the config of every run of the bench (its own and the peers'). */
+async function benchSetup(url: string, root: string) {
+  const demo = await loadConfig(join(root, 'fixtures/demo.yaml'));
+  const austin = demo.config.feeds.find((f) => f.name === 'austin-csv')!;
+  const feed = FeedConfig.parse({ ...austin, ...BENCH_FEED, schedule: undefined });
+  const apiConfig = ApiConfig.parse(benchApi(url));
   const client = (onCall: ReturnType<typeof createCallCounter>['onCall']) =>
     createApiClient({
       baseUrl: url,
@@ -281,6 +306,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
   const dir = await mkdtemp(join(tmpdir(), 'feedsync-bench-'));
   try {
     const { feed, client } = await benchSetup(url, repoRoot());
+    await writeCommandConfig(dir, url);
     const kept = n - Math.round(n * REMOVED);
     const changed = countChanged(kept);
     // paging reads until a short page (VirtualCount is only a hint), so a list that fills its last
@@ -333,14 +359,13 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
         latencyMs: s.latencyMs,
         runs: s.runs,
       };
-      if (s.scenario === NO_CHANGE && NOCHANGE_RUNS > 1) {
+      if (s.scenario === NO_CHANGE) {
         out.push(...(await noChangeTurns(emulator, task)));
         continue;
       }
       const e0 = await emulatorCpu(emulator);
       // (the emulator's CPU over the process: over both runs of the worker row)
       out.push({ ...scenarioProcess(task), emulatorCpuMs: (await emulatorCpu(emulator)) - e0 });
-      if (s.scenario === NO_CHANGE) out.push(await barePaging(emulator, n, url, s.latencyMs));
       if (s.scenario === 'first sync') out.push(await bareWriting(emulator, { n, url, dir, feed }, s.latencyMs));
       if (!peers || s.runs > 1) continue;
       for (const [tool, chatbot, run] of [
@@ -421,9 +446,13 @@ async function noChangeTurns(emulator: ChildProcess, task: ScenarioTask): Promis
   const before = `${dir}-before-no-change`;
   await cp(dir, before, { recursive: true });
   const pairs: Array<{ ours: Row; bare: Row; ratio: number }> = [];
+  const commands: Row[] = [];
   const restore = async () => {
     await rm(dir, { recursive: true, force: true });
     await cp(before, dir, { recursive: true });
+    // (the command keeps its page echo in .feedsync/ beside its config, the scenario in page-echo/: one folder for both)
+    await mkdir(join(dir, '.feedsync'), { recursive: true });
+    await symlink(join(dir, 'page-echo'), join(dir, '.feedsync', 'page-echo'), 'dir');
     // (the copy is the file the 1% rerun closed whole: recorded so, as its close did, or the open
     // would walk it in a child process first, store-walk.ts, as after a crash)
     recordChecked(join(dir, 'state.lmdb'));
@@ -445,6 +474,14 @@ async function noChangeTurns(emulator: ChildProcess, task: ScenarioTask): Promis
       process.stderr.write(
         `${n} ${task.scenario}, turn ${turn}: feedsync ${said(ours)}, bare ${bare.process!.wallMs} ms (CPU ${bare.process!.cpuMs} ms, paging ${bare.pagingMs} ms): ${ratio.toFixed(2)}x\n`,
       );
+      if (CLI) {
+        await restore();
+        const command = { ...commandProcess(task, CLI), besideBare: bare };
+        commands.push(command);
+        process.stderr.write(
+          `${n} ${task.scenario}, turn ${turn}: the command ${command.wallMs} ms (CPU ${command.cpuMs} ms, run ${command.runMs} ms, paging ${command.pagingMs} ms, RSS ${command.rssMb} MB, ${command.counts}): ${(command.wallMs / bare.process!.wallMs).toFixed(2)}x\n`,
+        );
+      }
       const others = [
         ...NOCHANGE_AB.map((v) => ({
           name: `${NOCHANGE_AB_VAR}=${v}`,
@@ -466,7 +503,84 @@ async function noChangeTurns(emulator: ChildProcess, task: ScenarioTask): Promis
     await rm(before, { recursive: true, force: true });
   }
   const median = [...pairs].sort((a, b) => a.ratio - b.ratio)[Math.floor(pairs.length / 2)]!;
-  return [median.ours, median.bare];
+  const byRatio = (r: Row) => r.wallMs / r.besideBare!.process!.wallMs;
+  const command = [...commands].sort((a, b) => byRatio(a) - byRatio(b))[Math.floor(commands.length / 2)];
+  return [median.ours, median.bare, ...(command ? [command] : [])];
+}
+
+/**
+ * The bench's feed and API settings as a config file beside the state (dir/bench.yaml), for the
+ * command: the demo's austin-csv feed as benchSetup makes it, the state file the scenarios use.
+ */
+async function writeCommandConfig(dir: string, url: string): Promise<void> {
+  const demo = parseYaml(await readFile(join(repoRoot(), 'fixtures/demo.yaml'), 'utf8')) as {
+    feeds: Array<Record<string, unknown>>;
+  };
+  const austin = demo.feeds.find((f) => f['name'] === 'austin-csv')!;
+  const { schedule: _unused, ...feed } = austin;
+  const config = { api: benchApi(url), state: { file: 'state.lmdb' }, feeds: [{ ...feed, ...BENCH_FEED }] };
+  await writeFile(join(dir, 'bench.yaml'), stringifyYaml(config));
+}
+
+/**
+ * The no-change rerun as cron runs it: `feedsync sync --json` (the command bundled from the bench's
+ * build, with Node's compile cache as bin/feedsync.js enables it) in a new process on the state
+ * folder; its wall from spawn to exit, its CPU and peak RSS (exit-usage.mjs), its report's counts.
+ */
+function commandProcess(task: ScenarioTask, cli: string): Row {
+  const usageFile = join(task.dir, 'command-usage.json');
+  const p0 = performance.now();
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--import',
+      join(dirname(here), 'exit-usage.mjs'),
+      cli,
+      'sync',
+      '--config',
+      join(task.dir, 'bench.yaml'),
+      '--json',
+    ],
+    {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 1 << 26,
+      env: { ...process.env, NODE_COMPILE_CACHE: join(dirname(cli), 'compile-cache'), BENCH_USAGE_FILE: usageFile },
+    },
+  );
+  const wallMs = Math.round(performance.now() - p0);
+  if (r.status !== 0)
+    throw new Error(`${task.n} listings, the command failed (exit ${r.status}, signal ${r.signal}): ${r.stderr}`);
+  const { reports } = JSON.parse(r.stdout) as {
+    reports: Array<{
+      outcome: string;
+      counts: { created: number; updated: number; deleted: number; unchanged: number; unchangedByStamp: number };
+      calls: { total: number };
+      retries: number;
+      remote: { recalled?: number };
+      timings: { remoteMs: number; feedMs: number };
+      durationMs: number;
+    }>;
+  };
+  const report = reports[0]!;
+  const usage = JSON.parse(readFileSync(usageFile, 'utf8')) as { cpuMs: number; rssMb: number };
+  return {
+    n: task.n,
+    tool: COMMAND,
+    scenario: NO_CHANGE,
+    calls: report.calls.total,
+    minimum: task.minimum,
+    retries: report.retries,
+    wallMs,
+    cpuMs: usage.cpuMs,
+    process: { wallMs, cpuMs: usage.cpuMs },
+    runMs: report.durationMs,
+    boundMs: bound(report.calls.total, task.latencyMs),
+    latencyMs: task.latencyMs,
+    pagingMs: report.timings.remoteMs,
+    rssMb: usage.rssMb,
+    counts: `${report.outcome}: ${report.counts.created} created, ${report.counts.updated} updated, ${report.counts.deleted} deleted, ${report.counts.unchanged} unchanged (${report.counts.unchangedByStamp} by stamp), ${report.remote.recalled ?? 0} recalled`,
+  };
 }
 
 /** Every file under `dir` flushed to disk (fsync), as a state folder a run left is: its commits flushed it. */
@@ -824,6 +938,19 @@ function asWorker(rows: readonly Row[], bare: Row): { runMs: number; pagingMs: n
   return { runMs: warm.wallMs, pagingMs: bare.pagingMs, ratio: warm.wallMs / bare.pagingMs };
 }
 
+/** The command's no-change rerun beside the bare client of its own turn: whole processes, wall and CPU ratios. */
+function asCommand(rows: readonly Row[], bare: Row): { row: Row; bare: Row; wall: number; cpu: number } | undefined {
+  const row = rows.find((x) => x.tool === COMMAND && x.n === bare.n);
+  const beside = row?.besideBare;
+  if (!row?.process || !beside?.process) return undefined;
+  return {
+    row,
+    bare: beside,
+    wall: row.process.wallMs / beside.process.wallMs,
+    cpu: row.process.cpuMs / beside.process.cpuMs,
+  };
+}
+
 /** The no-change rerun against the bare paging client, whole processes (start included), as ratios within this run. */
 function bareSummary(rows: Row[]): string[] {
   const out: string[] = [];
@@ -836,6 +963,11 @@ function bareSummary(rows: Row[]): string[] {
     out.push(
       `${bare.n} listings, ${NO_CHANGE}, whole processes: feedsync ${ours.process.wallMs} ms wall, ${ours.process.cpuMs} ms CPU (${perListing(ours.process.cpuMs)} a listing); bare paging client ${bare.process.wallMs} ms, ${bare.process.cpuMs} ms CPU (${perListing(bare.process.cpuMs)}): ${wall.toFixed(2)}× its wall (target ≤ ${BARE_WALL}×)${wall <= BARE_WALL ? ' ✓' : ' ✗'}, ${cpu.toFixed(2)}× its CPU (target ≤ ${BARE_CPU}×)${cpu <= BARE_CPU ? ' ✓' : ' ✗'}`,
     );
+    const command = asCommand(rows, bare);
+    if (command)
+      out.push(
+        `${bare.n} listings, ${NO_CHANGE}, as cron runs it (${COMMAND}: \`feedsync sync --json\`, spawn to exit, its turn's bare client): ${command.row.wallMs} ms wall (its run ${command.row.runMs} ms), ${command.row.cpuMs} ms CPU, peak RSS ${command.row.rssMb} MB; bare paging client ${command.bare.process!.wallMs} ms: ${command.wall.toFixed(2)}× its wall (issue 55 point 6b: ≤ ${BARE_WALL}×)${command.wall <= BARE_WALL ? ' ✓' : ' ✗'}, ${command.cpu.toFixed(2)}× its CPU`,
+      );
     const warm = asWorker(rows, bare);
     if (warm)
       out.push(
@@ -844,7 +976,7 @@ function bareSummary(rows: Row[]): string[] {
   }
   return out.length
     ? [
-        'feedsync beside a bare client paging the same list (bare-pager.mjs: fetch + JSON.parse, a new process, its start included):',
+        'feedsync beside a bare client paging the same list (bare-pager.mjs: node:http + JSON.parse, a new process, its start included):',
         ...out,
         '',
       ]
@@ -875,7 +1007,7 @@ function bareWriteSummary(rows: Row[]): string[] {
   }
   return out.length
     ? [
-        'the first sync beside a bare writing client sending the same creates (bare-writer.mjs: fetch + JSON.parse, 16 in flight, a new process; both without their start):',
+        'the first sync beside a bare writing client sending the same creates (bare-writer.mjs: node:http + JSON.parse, 16 in flight, a new process; both without their start):',
         ...out,
         '',
       ]
@@ -885,7 +1017,9 @@ function bareWriteSummary(rows: Row[]): string[] {
 /** feedsync against each peer, per scenario, as ratios within this run. */
 function peerSummary(rows: Row[]): string[] {
   const out: string[] = [];
-  for (const r of rows.filter((x) => x.tool !== FEEDSYNC && x.tool !== BARE && x.tool !== BARE_WRITE)) {
+  for (const r of rows.filter(
+    (x) => x.tool !== FEEDSYNC && x.tool !== BARE && x.tool !== BARE_WRITE && x.tool !== COMMAND,
+  )) {
     const ours = rows.find((x) => x.tool === FEEDSYNC && x.n === r.n && x.scenario === r.scenario);
     if (!ours) continue;
     out.push(
@@ -975,6 +1109,13 @@ function mdRss(r: Row): string {
     : `${num(r.rssMb)} MB (< ${num(target)} MB) ${r.rssMb < target ? '✓' : '✗'}`;
 }
 
+/** the command's whole process beside its turn's bare client, as a table's cell */
+function commandCell(c: ReturnType<typeof asCommand>): string {
+  return c
+    ? `${sec(c.row.wallMs)} / ${sec(c.bare.process!.wallMs)}: ${c.wall.toFixed(2)}× (≤ ${BARE_WALL}×) ${c.wall <= BARE_WALL ? '✓' : '✗'}`
+    : '';
+}
+
 /** a worker's run beside the bare client's paging, as a table's cell */
 function warmCell(w: ReturnType<typeof asWorker>): string {
   return w ? `${sec(w.runMs)} / ${sec(w.pagingMs)}: ${w.ratio.toFixed(2)}×` : '';
@@ -995,12 +1136,13 @@ function bareMarkdown(rows: readonly Row[]): string[] {
       `${wall.toFixed(2)}× (≤ ${BARE_WALL}×) ${wall <= BARE_WALL ? '✓' : '✗'}`,
       `${sec(ours.process.cpuMs)} (${per(ours.process.cpuMs)}) / ${sec(bare.process.cpuMs)} (${per(bare.process.cpuMs)})`,
       `${cpu.toFixed(2)}× (≤ ${BARE_CPU}×) ${cpu <= BARE_CPU ? '✓' : '✗'}`,
+      commandCell(asCommand(rows, bare)),
       warmCell(asWorker(rows, bare)),
     ]);
   }
   if (!out.length) return [];
   return [
-    "The no-change rerun beside a bare client paging the same list (`test/bench/bare-pager.mjs`: Node's fetch, 16 pages in flight, `JSON.parse` of each page, nothing else), both whole processes from spawn to exit, start included; and, like for like, a queue worker's run (a process already running, its second no-change rerun) beside the bare client's paging alone (its start left out):",
+    "The no-change rerun beside a bare client paging the same list (`test/bench/bare-pager.mjs`: node:http, 16 pages in flight, `JSON.parse` of each page, nothing else), both whole processes from spawn to exit, start included: the bench's scenario process (the run as the command runs it, in the bench's own bundle), and `feedsync sync --json` itself, the command as cron runs it (issue 55 point 6b for a new process); and, like for like, a queue worker's run (a process already running, its second no-change rerun) beside the bare client's paging alone (its start left out):",
     '',
     mdTable(
       [
@@ -1009,10 +1151,11 @@ function bareMarkdown(rows: readonly Row[]): string[] {
         'wall ratio (target)',
         'CPU a listing: feedsync / bare',
         'CPU ratio (target)',
+        'the command / bare (target)',
         "as a worker: feedsync's run / the bare client's paging",
       ],
       out,
-      new Set([0, 1, 2, 3, 4, 5]),
+      new Set([0, 1, 2, 3, 4, 5, 6]),
     ),
     '',
   ];
@@ -1034,7 +1177,7 @@ function bareWriteMarkdown(rows: readonly Row[]): string[] {
   }
   if (!out.length) return [];
   return [
-    "The first sync beside a bare client sending the same creates (`test/bench/bare-writer.mjs`: Node's fetch, 16 in flight, `JSON.parse` of each answer, nothing else; the listings feedsync's mapping makes of the same feed, read from a file before its clock starts), each without its process's start, over the same latency bound (issue 55 point 6a: ≤ 1.1):",
+    "The first sync beside a bare client sending the same creates (`test/bench/bare-writer.mjs`: node:http, 16 in flight, `JSON.parse` of each answer, nothing else; the listings feedsync's mapping makes of the same feed, read from a file before its clock starts), each without its process's start, over the same latency bound (issue 55 point 6a: ≤ 1.1):",
     '',
     mdTable(
       [
@@ -1054,7 +1197,9 @@ function bareWriteMarkdown(rows: readonly Row[]): string[] {
 /** feedsync beside the naive scripts, per scenario: their calls and time as multiples of feedsync's. */
 function peerMarkdown(rows: readonly Row[]): string[] {
   const out: string[][] = [];
-  for (const r of rows.filter((x) => x.tool !== FEEDSYNC && x.tool !== BARE && x.tool !== BARE_WRITE)) {
+  for (const r of rows.filter(
+    (x) => x.tool !== FEEDSYNC && x.tool !== BARE && x.tool !== BARE_WRITE && x.tool !== COMMAND,
+  )) {
     const ours = rows.find((x) => x.tool === FEEDSYNC && x.n === r.n && x.scenario === r.scenario);
     if (!ours) continue;
     out.push([
