@@ -2,7 +2,6 @@
 // apart from the connections themselves (connection.ts): a run without Redis reads these settings
 // and never loads ioredis. Redis is used only where it is configured (the config's `redis`, else
 // REDIS_URL): a command that needs it with neither refuses (redisSettings), it never guesses one.
-import type { LineOf } from '../config/issues.js';
 import { ConfigError } from '../errors.js';
 import { maskUrl } from '../secrets.js';
 import { DEFAULT_PREFIX, DEFAULT_REDIS_URL, type RedisConfig } from './config-schema.js';
@@ -32,7 +31,7 @@ export interface RedisOfConfig {
   dir: string;
   file?: string;
   /** LoadedConfig's: the line of the `redis` keys, and the variables they were read from */
-  lineOf?: LineOf;
+  lineOf?: (path: ReadonlyArray<PropertyKey>) => number | undefined;
   fromEnv?: ReadonlyMap<string, readonly string[]>;
 }
 
