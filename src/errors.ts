@@ -305,19 +305,19 @@ export type RedisUse = 'state' | 'read' | 'worker' | 'midway';
 const REDIS_FIX: Record<RedisUse, (source: string) => { fix: string; credentials: string }> = {
   state: (source) => ({
     fix: `nothing was run and nothing written. Fix Redis (or ${source}), or run with --no-redis to use the state file alone, uncoordinated with the workers`,
-    credentials: `; nothing was run and nothing written. Put the user and password Redis expects in ${source} (redis://user:password@host:port), or run with --no-redis to use the state file alone, uncoordinated with the workers`,
+    credentials: `; nothing was run and nothing written. Put the user and password Redis expects (redis://user:password@host:port) in ${source}, or run with --no-redis to use the state file alone, uncoordinated with the workers`,
   }),
   read: (source) => ({
     fix: `start Redis there, or fix ${source}`,
-    credentials: `; put the user and password Redis expects in ${source} (redis://user:password@host:port)`,
+    credentials: `; put the user and password Redis expects (redis://user:password@host:port) in ${source}`,
   }),
   midway: (source) => ({
     fix: 'the command stopped there; what it did before stands (a sync goes on from its last saved state). Run it again once Redis answers; if Redis is up, check that it is not stalled (a full disk, a paused process) or unreachable from here',
-    credentials: `; the command stopped there, what it did before stands. Put the user and password Redis expects in ${source} (redis://user:password@host:port), and run it again`,
+    credentials: `; the command stopped there, what it did before stands. Put the user and password Redis expects (redis://user:password@host:port) in ${source}, and run it again`,
   }),
   worker: (source) => ({
     fix: `check ${source}, and that Redis is running`,
-    credentials: `; put the user and password Redis expects in ${source} (redis://user:password@host:port)`,
+    credentials: `; put the user and password Redis expects (redis://user:password@host:port) in ${source}`,
   }),
 };
 
