@@ -129,19 +129,22 @@ export class CancelRequest extends Error {
 export const JOB_LOCK_LOST = 'job lock lost: the job is taken over by another attempt';
 
 /**
- * The abort reason of a worker's run whose job lock was lost with the job itself: the job is in no
- * list of its queue (its keys lost in a failover to a replica that lacked them, evicted, deleted by
- * hand), so no attempt takes it over. A stopped run (`aborted`), a failed one for the alert rules:
- * nothing else will say that the run did not end. A string, as JOB_LOCK_LOST.
+ * The abort reason of a worker's run whose job lock or chatbot lock was lost with the job itself: the
+ * job is in no list of its queue (its keys lost in a failover to a replica that lacked them, evicted,
+ * flushed, obliterated, deleted by hand: queue/job-gone.ts), so no attempt takes it over. A stopped
+ * run (`aborted`), a failed one for the alert rules: nothing else will say that the run did not end.
+ * A string, as JOB_LOCK_LOST.
  */
-export const JOB_LOST = 'job lost from Redis: its lock is gone and no attempt has the job; enqueue it again';
+export const JOB_LOST =
+  'job lost from Redis: it is in no list of its queue and no attempt will run it; enqueue it again';
 
 /**
  * The abort reason of a worker's run whose chatbot lock was lost (locks/target-lock.ts: its renewal
  * failed, found the lock another's, or was not confirmed in time; its holder stops a third of the
  * TTL before the lock can expire, so before the job lock's loss is heard). Its worker leaves the job
  * as a lost job lock's is (queue/processor.ts takenOver): found stalled, it is taken over by another
- * attempt, which records the job's outcome. So this attempt ends `taken-over` too (stoppedOutcome).
+ * attempt, which records the job's outcome. So this attempt ends `taken-over` too (stoppedOutcome);
+ * unless its worker's look finds the job gone from Redis: then it stops with JOB_LOST instead.
  */
 export const CHATBOT_LOCK_LOST = 'chatbot lock lost: the job is taken over by another attempt';
 

@@ -8,6 +8,7 @@ import { apiBudget } from './api/rate-limiter.js';
 import { createBudgets, memoryBackend, redisBackend, type Budgets } from './budget/index.js';
 import type { ApiCallEvent, ChatbotApi } from './api/types.js';
 import { defaultedKeyWarnings } from './config/defaulted-keys.js';
+import { selectFlagWarnings } from './config/select-reads.js';
 import { chatbotsOf } from './config/feed-chatbots.js';
 import type { LoadedConfig } from './config/schema.js';
 import type { RunningEmulator } from './emulator/index.js';
@@ -65,6 +66,8 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
     const { store, redis } = await openStore(loaded, opts, closers);
     // said before the first call: a 401 from the service then explains itself
     for (const warning of defaultedKeyWarnings(loaded)) opts.logger.warn(warning);
+    // (and before any record is read: a flag the select leaves out hides nothing)
+    for (const warning of selectFlagWarnings(loaded)) opts.logger.warn(warning);
     let baseUrl = config.api.baseUrl;
     let emulator: RunningEmulator | undefined;
     if (baseUrl === 'embedded') {

@@ -13,6 +13,7 @@ import { restrictedReads } from '../mapping/restricted-fields.js';
 import { isPresetName, presetNamed } from '../mapping/presets/registry.js';
 import { CronPattern, intervalUnder, TimeZone } from './cron.js';
 import { bearerToken } from './secret-length.js';
+import { selectGapMessage, selectGaps, type SelectedFeed } from './select-reads.js';
 import { RedisConfig } from '../redis/config-schema.js';
 import { peerRule } from '../net/peer-address.js';
 
@@ -254,6 +255,7 @@ export const FeedConfig = z.preprocess(
     .transform((feed) => ({ ...feed, displayRules: resolveDisplay(feed.display, feed.source.kind) }))
     .superRefine((feed, ctx) => {
       checkRestricted(feed, ctx);
+      checkSelect(feed, ctx);
       if ((feed.chatbot === undefined) === (feed.chatbots === undefined)) {
         ctx.addIssue({
           code: 'custom',
@@ -324,6 +326,12 @@ function checkRestricted(feed: { mapping: MappingConfig; displayRules: DisplayRu
       message: `${read.rule} reads ${read.field}${read.source === read.field ? '' : ` (${read.source})`}, ${why}; ${purpose} never sends it: take it out of the rule${display.purpose === 'internal' ? '' : ', or set display.purpose: internal for a back-office chatbot that may show it'}`,
     });
   }
+}
+
+/** A RESO source's select that leaves out a field the feed reads: one issue at the select, naming each (select-reads.ts). */
+function checkSelect(feed: SelectedFeed, ctx: z.RefinementCtx): void {
+  const gaps = selectGaps(feed);
+  if (gaps.length) ctx.addIssue({ code: 'custom', path: ['source', 'select'], message: selectGapMessage(gaps) });
 }
 
 /** worker.allowFrom: an IPv4 or IPv6 address, or a CIDR block of either */
