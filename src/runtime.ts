@@ -8,6 +8,7 @@ import { apiBudget } from './api/rate-limiter.js';
 import { createBudgets, memoryBackend, redisBackend, type Budgets } from './budget/index.js';
 import type { ApiCallEvent, ChatbotApi } from './api/types.js';
 import { defaultedKeyWarnings } from './config/defaulted-keys.js';
+import { selectFlagWarnings } from './config/select-reads.js';
 import { chatbotsOf } from './config/feed-chatbots.js';
 import type { LoadedConfig } from './config/schema.js';
 import type { RunningEmulator } from './emulator/index.js';
@@ -65,6 +66,8 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
     const { store, redis } = await openStore(loaded, opts, closers);
     // said before the first call: a 401 from the service then explains itself
     for (const warning of defaultedKeyWarnings(loaded)) opts.logger.warn(warning);
+    // (and before any record is read: a flag the select leaves out hides nothing)
+    for (const warning of selectFlagWarnings(loaded)) opts.logger.warn(warning);
     let baseUrl = config.api.baseUrl;
     let emulator: RunningEmulator | undefined;
     if (baseUrl === 'embedded') {
@@ -172,7 +175,7 @@ async function openStore(
   const redis = createRedis(settings, { name: 'feedsync-command', purpose: 'command' });
   redis.on('error', () => {}); // reported through requireRedis(); ioredis would print it otherwise
   try {
-    await requireRedis(redis, where); // no Redis, no run: throws before anything is written
+    await requireRedis(redis, settings); // no Redis, no run: throws before anything is written
   } catch (err) {
     // a command that writes no state (smoke, feed explain) goes on without Redis's shared budgets
     if (!opts.redisOptional) throw err;

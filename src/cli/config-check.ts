@@ -6,6 +6,7 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { defaultedKeyWarnings } from '../config/defaulted-keys.js';
+import { selectFlagWarnings } from '../config/select-reads.js';
 import { loadConfigWithLines } from '../config/load.js';
 import type { LineOf } from '../config/issues.js';
 import type { LoadedConfig } from '../config/schema.js';
@@ -53,7 +54,11 @@ export async function run(opts: { config: string; json?: boolean }): Promise<num
   };
   // half of a login (a user without its password): said as the worker's start says it
   const uiHint = uiAdminHint();
-  const warnings = [...defaultedKeyWarnings(loaded), ...(uiHint === UI_ADMIN_HINT ? [] : [uiHint])];
+  const warnings = [
+    ...defaultedKeyWarnings(loaded),
+    ...selectFlagWarnings(loaded),
+    ...(uiHint === UI_ADMIN_HINT ? [] : [uiHint]),
+  ];
   if (opts.json) printJson({ ok: true, ...summary, warnings });
   else {
     process.stderr.write(

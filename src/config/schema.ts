@@ -1,5 +1,6 @@
 // The feedsync.yaml contract (docs/contracts.md, "The config file"). One schema, with defaults and descriptions,
 // parsed once at start.
+import type { LineOf } from './issues.js';
 import { z } from 'zod';
 import { AlertsConfig } from '../alerts/config-schema.js';
 import { AskRequest, ChatbotSettings } from '../api/schemas.js';
@@ -12,6 +13,7 @@ import { restrictedReads } from '../mapping/restricted-fields.js';
 import { isPresetName, presetNamed } from '../mapping/presets/registry.js';
 import { CronPattern, intervalUnder, TimeZone } from './cron.js';
 import { bearerToken } from './secret-length.js';
+import { selectGapMessage, selectGaps, type SelectedFeed } from './select-reads.js';
 import { RedisConfig } from '../redis/config-schema.js';
 import { peerRule } from '../net/peer-address.js';
 
@@ -253,6 +255,7 @@ export const FeedConfig = z.preprocess(
     .transform((feed) => ({ ...feed, displayRules: resolveDisplay(feed.display, feed.source.kind) }))
     .superRefine((feed, ctx) => {
       checkRestricted(feed, ctx);
+      checkSelect(feed, ctx);
       if ((feed.chatbot === undefined) === (feed.chatbots === undefined)) {
         ctx.addIssue({
           code: 'custom',
@@ -323,6 +326,12 @@ function checkRestricted(feed: { mapping: MappingConfig; displayRules: DisplayRu
       message: `${read.rule} reads ${read.field}${read.source === read.field ? '' : ` (${read.source})`}, ${why}; ${purpose} never sends it: take it out of the rule${display.purpose === 'internal' ? '' : ', or set display.purpose: internal for a back-office chatbot that may show it'}`,
     });
   }
+}
+
+/** A RESO source's select that leaves out a field the feed reads: one issue at the select, naming each (select-reads.ts). */
+function checkSelect(feed: SelectedFeed, ctx: z.RefinementCtx): void {
+  const gaps = selectGaps(feed);
+  if (gaps.length) ctx.addIssue({ code: 'custom', path: ['source', 'select'], message: selectGapMessage(gaps) });
 }
 
 /** worker.allowFrom: an IPv4 or IPv6 address, or a CIDR block of either */
@@ -523,6 +532,14 @@ export interface LoadedConfig {
   dir: string;
   /** values a `${VAR:-default}` gave its default because VAR is not set, by path (config/defaulted-keys.ts) */
   defaulted?: ReadonlyMap<string, DefaultedValue>;
+  /**
+   * the environment variables a value was read from (`${VAR}`, `${VAR:-default}`), by its path as
+   * messages name it (api.secretKey, feeds[mls].source.bearerToken, redis.url): a refused credential
+   * names the variable to fix (config/env-words.ts), never its value
+   */
+  fromEnv?: ReadonlyMap<string, readonly string[]>;
+  /** the line of a path in the config file, where the file was read */
+  lineOf?: LineOf;
 }
 
 export interface DefaultedValue {

@@ -3,6 +3,8 @@
 // Decisions where the spec is silent:
 // - update and delete act on every listing matching the key (the service may hold duplicates of
 //   one MLSNumber); update answers how many it changed (0 when none matched).
+// - update replaces the listing with what it sends, whole: a field left out is unset afterwards (the
+//   spec gives a number no null, so leaving it out is how a client clears it; docs/contracts.md).
 // - NewOaks keys are the listing ID as a decimal string (what create returns).
 // - ClientAsk over the rate limit (RateLimitCount asks within RateLimitTime seconds, per session) answers
 //   normally with RateLimitMessage as content and noAnswer true; over the monthly MessageLimit it

@@ -161,20 +161,16 @@ const MAPPABLE_FIELDS = LISTING_FIELDS.filter((f) => f !== 'SerialNumber');
 
 /** A record keyed by listing fields; an unknown key is an issue at its own path (fields.Bedroms). */
 function listingFieldKeys<T extends z.ZodType>(value: T) {
-  const key = z.string().superRefine((k, ctx) => {
-    if ((MAPPABLE_FIELDS as string[]).includes(k)) return;
-    ctx.addIssue({
-      code: 'custom',
-      message:
-        k === 'SerialNumber'
-          ? "SerialNumber is the feed's chatbot; it cannot be mapped"
-          : `not a listing field${suggest(k)}; fields are ${MAPPABLE_FIELDS.join(', ')}`,
-    });
+  const key = z.custom<ListingField>((k) => typeof k === 'string' && (MAPPABLE_FIELDS as string[]).includes(k), {
+    error: (iss) =>
+      iss.input === 'SerialNumber'
+        ? "SerialNumber is the feed's chatbot; it cannot be mapped"
+        : `not a listing field${suggest(String(iss.input))}; fields are ${MAPPABLE_FIELDS.join(', ')}`,
   });
-  return z.record(key, value, {
+  return z.partialRecord(key, value, {
     // zod reports a bad key as "Invalid key in record"; hand on the reason the key check gave
     error: (iss) => (iss.code === 'invalid_key' ? iss.issues?.[0]?.message : undefined),
-  }) as unknown as z.ZodType<Partial<Record<ListingField, z.output<T>>>, Record<string, z.input<T>>>;
+  });
 }
 
 function suggest(key: string): string {

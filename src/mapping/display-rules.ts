@@ -71,6 +71,26 @@ export function ruleLabel(rule: HideRule, soldDays?: number): string {
   return `${rule} false`;
 }
 
+/** The flags that hide a listing when false, in the order compileDisplay reads them (none for an internal feed). */
+export function hidingFlags(purpose: DisplayRules['purpose']): Array<HideRule & RuleField> {
+  if (purpose === 'internal') return [];
+  return [
+    'MlgCanView',
+    'InternetEntireListingDisplayYN',
+    ...(purpose === 'idx' ? (['IDXParticipationYN'] as const) : []),
+  ];
+}
+
+/**
+ * The rules' fields a record is read for when the rules apply (not internal): the hiding flags,
+ * then the address flag and the sold window's date. StandardStatus is left out: a record without
+ * it is held back, never shown.
+ */
+export function flagFieldsRead(purpose: DisplayRules['purpose']): RuleField[] {
+  if (purpose === 'internal') return [];
+  return [...hidingFlags(purpose), 'InternetAddressDisplayYN', 'CloseDate'];
+}
+
 /** The evaluator of a feed's rules; undefined when they do nothing (internal, no attribution or disclaimer), so mapping is as it was. */
 export function compileDisplay(rules: DisplayRules, now: () => Date = () => new Date()): DisplayEvaluator | undefined {
   const render = compileRender(rules);
@@ -84,18 +104,13 @@ export function compileDisplay(rules: DisplayRules, now: () => Date = () => new 
   const get = Object.fromEntries(
     Object.entries(rules.fields).map(([rule, path]) => [rule, compilePath(path)]),
   ) as Record<RuleField, Getter>;
-  const flagRules: HideRule[] = [
-    'MlgCanView',
-    'InternetEntireListingDisplayYN',
-    ...(rules.purpose === 'idx' ? (['IDXParticipationYN'] as const) : []),
-  ];
+  const flagRules = hidingFlags(rules.purpose);
   const statuses = new Set(rules.statuses.map(foldLookup));
   const closed = foldLookup('Closed');
   return (record) => {
-    for (const rule of flagRules) {
-      const field = rule as RuleField;
+    for (const field of flagRules) {
       const flag = readFlag(get[field](record));
-      if (flag === false) return { kind: 'hidden', rule, reason: `${rules.fields[field]} is false` };
+      if (flag === false) return { kind: 'hidden', rule: field, reason: `${rules.fields[field]} is false` };
       if (flag === 'unreadable') return held(rules.fields[field], get[field](record), NOT_A_FLAG);
     }
     const status = get.StandardStatus(record);

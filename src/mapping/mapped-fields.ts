@@ -1,7 +1,8 @@
 // The source fields a feed's mapping reads, and for a field read through a value `map` the source
 // values that map covers: what `feed drift` compares with the source's dictionary. Pure. A path
 // reads its first segment's field (`Location.StreetAddress` → Location); a template reads each
-// `{Path}`; a unit rule the field naming the unit; the ExtensionColumn entries their paths.
+// `{Path}`; a unit rule the field naming the unit; a `per` rule the field naming the period; the
+// ExtensionColumn entries their paths (rule-paths.ts).
 import type { FieldRuleObject, MappingConfig } from './config-schema.js';
 import { mergedRules } from './compile.js';
 import { extensionPaths } from './extension-source.js';
@@ -30,8 +31,8 @@ export function mappedFields(config: MappingConfig): MappedField[] {
   const own = new Set<string>();
   for (const rule of Object.values(config.fields) as Array<FieldRuleObject | null>) {
     if (!rule) continue;
-    const { from, template, units } = rulePaths(rule);
-    for (const p of [...from, ...template, ...units]) own.add(fieldOf(p));
+    const { from, template, units, per } = rulePaths(rule);
+    for (const p of [...from, ...template, ...units, ...per]) own.add(fieldOf(p));
   }
   const extension = extensionEntries(config);
   for (const [, path] of extension) own.add(fieldOf(path));
@@ -42,10 +43,10 @@ export function mappedFields(config: MappingConfig): MappedField[] {
     if (!out.has(key)) out.set(key, { field, usedBy, ...(covers && { covers }), own: own.has(field) });
   };
   for (const [listingField, rule] of Object.entries(mergedRules(config)) as Array<[string, FieldRuleObject]>) {
-    const { from, template, units } = rulePaths(rule);
+    const { from, template, units, per } = rulePaths(rule);
     const covers = coverage(rule);
     for (const p of from) add(fieldOf(p), listingField, covers);
-    for (const p of [...template, ...units]) add(fieldOf(p), listingField);
+    for (const p of [...template, ...units, ...per]) add(fieldOf(p), listingField);
   }
   const presetExtension = config.preset ? (presetNamed(config.preset).extension ?? {}) : {};
   for (const [key, source] of Object.entries(presetExtension))

@@ -8,8 +8,8 @@
 import type { DisplayRules } from './display-config.js';
 import { templateFields } from './display-config.js';
 import type { FieldRuleObject, MappingConfig } from './config-schema.js';
-import { AREA_UNIT_NAMES } from './config-schema.js';
 import { presetNamed } from './presets/registry.js';
+import { rulePaths } from './rule-paths.js';
 
 /** Group → RESO Data Dictionary (Property) fields. */
 export const RESTRICTED_GROUPS: Readonly<Record<string, readonly string[]>> = {
@@ -100,15 +100,8 @@ export function restrictedReads(
   return out;
 }
 
-/** The source paths a field rule reads: `from`, the template's placeholders, a unit named by a field. */
+/** The source paths a field rule reads (rule-paths.ts: one reading of a rule for every check). */
 function ruleSources(rule: FieldRuleObject): string[] {
-  const from = rule.from === undefined ? [] : Array.isArray(rule.from) ? rule.from : [rule.from];
-  const template = rule.template ? templateFields(rule.template) : [];
-  const unitFrom = rule.unit
-    ? typeof rule.unit.from === 'string'
-      ? [rule.unit.from]
-      : Object.values(rule.unit.from)
-    : [];
-  const units = unitFrom.filter((u) => !(AREA_UNIT_NAMES as readonly string[]).includes(u));
-  return [...from, ...template, ...units];
+  const { from, template, units, per } = rulePaths(rule);
+  return [...new Set([...from, ...template, ...units, ...per])];
 }

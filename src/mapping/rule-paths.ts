@@ -1,8 +1,10 @@
 // What a mapping rule reads of a record, as source paths: its `from` (a list: any one of them
-// yields the value), each `{Path}` of its template, and the field naming its unit (a unit named
-// outright, `Square Feet`, reads nothing). A path reads its first segment's field
-// (`Location.StreetAddress` reads Location). Shared by feed drift's fields (mapped-fields.ts) and
-// the CSV header's check (columns-needed.ts), so both read a rule the same way. Pure.
+// yields the value), each `{Path}` of its template, the field naming its unit (a unit named
+// outright, `Square Feet`, reads nothing), and the field naming the period of a `per` amount
+// (AssociationFeeFrequency). A path reads its first segment's field (`Location.StreetAddress` reads
+// Location). The one reading of a rule: feed drift's fields (mapped-fields.ts), the CSV header's
+// check (columns-needed.ts), the restricted-field check (restricted-fields.ts) and a RESO source's
+// $select check (config/select-reads.ts) all take it from here. Pure.
 import { AREA_UNIT_NAMES, type FieldRuleObject, type MappingConfig } from './config-schema.js';
 
 const UNIT_NAMES = new Set<string>(AREA_UNIT_NAMES);
@@ -11,7 +13,12 @@ const UNIT_NAMES = new Set<string>(AREA_UNIT_NAMES);
 export const fieldOf = (path: string): string => path.split('.')[0]!;
 
 /** The source paths `rule` reads, by how it reads them. */
-export function rulePaths(rule: FieldRuleObject): { from: string[]; template: string[]; units: string[] } {
+export function rulePaths(rule: FieldRuleObject): {
+  from: string[];
+  template: string[];
+  units: string[];
+  per: string[];
+} {
   const from = rule.from === undefined ? [] : Array.isArray(rule.from) ? rule.from : [rule.from];
   const template = [...(rule.template ?? '').matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!.trim());
   const unitFrom =
@@ -20,7 +27,12 @@ export function rulePaths(rule: FieldRuleObject): { from: string[]; template: st
       : typeof rule.unit.from === 'string'
         ? [rule.unit.from]
         : Object.entries(rule.unit.from).flat();
-  return { from, template, units: unitFrom.filter((u) => !UNIT_NAMES.has(u)) };
+  return {
+    from,
+    template,
+    units: unitFrom.filter((u) => !UNIT_NAMES.has(u)),
+    per: rule.per === undefined ? [] : [rule.per.from],
+  };
 }
 
 /** mapping.extension as [ExtensionColumn key, source path] pairs (a list's key is its path). */

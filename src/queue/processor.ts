@@ -3,8 +3,9 @@
 // it), and tell BullMQ whether to retry (run-settle.ts, retry-policy.ts). A run stopped by its
 // worker's shutdown is recorded `handed-back` and goes back to the queue at once, for another worker
 // (hand-back.ts, handedBack); one stopped by its lost job lock, or by a lost chatbot lock, is recorded
-// `taken-over` and left to the attempt that takes it (takenOver), or, when the job was lost with its
-// lock, recorded as the stopped run it is (lostWithJob). A job that
+// `taken-over` and left to the attempt that takes it (takenOver), or, when the job itself is gone from
+// Redis (job-gone.ts: its job lock's loss or a chatbot lock's loss looked), recorded as the stopped run
+// it is (lostWithJob). A job that
 // finds a lock busy waits behind it; a scheduler's run only when no other run of its scheduler
 // waits, else it ends `skipped` (schedule-wait.ts).
 import { DelayedError, UnrecoverableError, WaitingError, type Job, type Processor } from 'bullmq';
@@ -18,6 +19,7 @@ import { withCallCounter } from './call-scope.js';
 import { CancelRequest } from '../errors.js';
 import { stoppedOutcome } from '../sync/index.js';
 import { handBack, shuttingDown } from './hand-back.js';
+import { JOB_LOOK_MS, jobGone } from './job-gone.js';
 import type { JobContext, JobDefinition, RunReport, RunTarget } from './job-definition.js';
 import { createProgressThrottle } from './job-progress.js';
 import type { ProcessorDeps } from './processor-deps.js';
@@ -274,11 +276,12 @@ function recorder<P>(
 
 /** The run, its history recorded, and what it makes of the job (settle); or handed back when its worker shuts down. */
 async function runLocked<P>(s: RunScope<P>): Promise<Ended> {
-  const signals = [s.signal, chatbotLocksLost(s), s.cancel?.signal].filter((x): x is AbortSignal => x !== undefined);
+  const chatbots = chatbotLocksLost(s);
+  const signals = [s.signal, chatbots?.signal, s.cancel?.signal].filter((x): x is AbortSignal => x !== undefined);
   const jobSignal = signals.length ? AbortSignal.any(signals) : new AbortController().signal;
-  let report: RunReport;
+  let ran: { report: RunReport } | { err: unknown };
   try {
-    report = await runJob(s.def, s.job, s.payload, {
+    const report = await runJob(s.def, s.job, s.payload, {
       config: s.deps.config,
       runtime: s.deps.runtime,
       logger: s.jobLogger,
@@ -287,22 +290,35 @@ async function runLocked<P>(s: RunScope<P>): Promise<Ended> {
       attempt: s.attempt,
       calls: createCallCounter(),
     });
+    ran = { report };
   } catch (err) {
-    return runThrew(s, err, jobSignal);
+    ran = { err };
   }
+  // (decided once, as the run ended: a loss heard later, a renewal answered after the release, is not the run's)
+  const lost = s.cancel?.signal.aborted ? undefined : await lockLost(s, chatbots);
+  chatbots?.close();
+  if ('err' in ran) return runThrew(s, ran.err, jobSignal, lost);
+  let { report } = ran;
   if (s.cancel?.signal.aborted) {
     const as = (r: RunReport, about: RunTarget) => cancelledReport(s, r, about);
     await s.record(report, as);
     report = as(report, s.target);
-  } else if (jobLost(s.signal)) return lostWithJob(s, report);
-  else if (takenOverFrom(s)) return takenOver(s, report);
-  else if (shuttingDown(s.signal) && handsBack(report.outcome)) return handedBack(s, report);
-  else await s.record(report);
+    return { report: await settle(s.def, s.job, s.token, report, s) };
+  }
+  if (lost === JOB_LOST) return lostWithJob(s, report);
+  if (lost) return takenOver(s, report);
+  if (shuttingDown(s.signal) && handsBack(report.outcome)) return handedBack(s, report);
+  await s.record(report);
   return { report: await settle(s.def, s.job, s.token, report, s) };
 }
 
 /** A run that threw: cancelled by an operator, taken over, handed back by a shutdown (`handed-back`), held back by a guard, or failed. */
-async function runThrew<P>(s: RunScope<P>, err: unknown, jobSignal: AbortSignal): Promise<Ended> {
+async function runThrew<P>(
+  s: RunScope<P>,
+  err: unknown,
+  jobSignal: AbortSignal,
+  lost: string | undefined,
+): Promise<Ended> {
   const { def, target, attempt, logger } = s;
   if (s.cancel?.signal.aborted) {
     const error: RunReport = { outcome: 'error', summary: causeOf(err) };
@@ -312,11 +328,11 @@ async function runThrew<P>(s: RunScope<P>, err: unknown, jobSignal: AbortSignal)
     logger.warn({ outcome: report.outcome }, report.summary);
     return { report };
   }
-  if (jobLost(s.signal)) {
+  if (lost === JOB_LOST) {
     const why = causeOf(err);
     return lostWithJob(s, { outcome: 'aborted', summary: `${def.name} ${describe(target)} aborted: ${why}` });
   }
-  if (takenOverFrom(s)) {
+  if (lost) {
     const why = causeOf(err);
     const summary = `${def.name} ${describe(target)} taken over by another attempt of its job (its job lock or a chatbot lock was lost): ${why}`;
     return takenOver(s, { outcome: 'taken-over', summary });
@@ -366,34 +382,62 @@ async function handedBack<P>(s: RunScope<P>, report: RunReport): Promise<Ended> 
   return { handBack: true };
 }
 
-/** BullMQ's signal of the job aborted by its lost lock (workers.ts), or a chatbot lock of the job lost: the job is another attempt's. */
-function takenOverFrom<P>(s: RunScope<P>): boolean {
-  return Boolean(s.signal?.aborted && s.signal.reason === JOB_LOCK_LOST) || s.held.some((l) => l.lost.aborted);
+/**
+ * Which lock of the run was lost, if any: JOB_LOST when its job is gone from Redis with it (BullMQ's
+ * signal says so, workers.ts; or the look made when a chatbot lock was lost found the job gone), else
+ * JOB_LOCK_LOST or CHATBOT_LOCK_LOST: the job is another attempt's. A chatbot lock lost while the run
+ * ended by itself is waited for: its look decides, as it decides for a run it stopped.
+ */
+async function lockLost<P>(s: RunScope<P>, chatbots: ChatbotsStop | undefined): Promise<string | undefined> {
+  const job = s.signal?.aborted ? s.signal.reason : undefined;
+  if (job === JOB_LOST) return JOB_LOST;
+  const chatbot = await chatbots?.why();
+  if (chatbot !== undefined) return chatbot;
+  return job === JOB_LOCK_LOST ? JOB_LOCK_LOST : undefined;
 }
 
-/** BullMQ's signal of the job aborted because the job itself is gone from Redis (workers.ts): no attempt will run it. */
-function jobLost(signal: AbortSignal | undefined): boolean {
-  return Boolean(signal?.aborted && signal.reason === JOB_LOST);
+/** The job's chatbot locks' stop: its signal aborts, once one is lost, with why (`why()`: undefined while none is); `close()`: a loss heard from then on is not the run's. */
+interface ChatbotsStop {
+  signal: AbortSignal;
+  why(): Promise<string | undefined>;
+  close(): void;
 }
 
 /**
  * The job's chatbot locks, any one lost (locks/target-lock.ts: its holder stops a third of the TTL
- * before the lock can expire, so before the job lock's loss is heard): the run stops at once, as for a
- * lost job lock, with CHATBOT_LOCK_LOST, and its job is left as a lost job lock's is (takenOver): its
+ * before the lock can expire, so before the job lock's loss is heard): the run stops, as for a lost
+ * job lock, with CHATBOT_LOCK_LOST, and its job is left as a lost job lock's is (takenOver): its
  * lock lapses unrenewed and a stalled check hands it to another attempt (counted stalled:
- * worker.maxStalledCount bounds a job that keeps losing its locks). Which lock and why: logged.
+ * worker.maxStalledCount bounds a job that keeps losing its locks). Unless the job is gone from Redis
+ * too (a flush or an obliterate takes the chatbot lock with it, and the chatbot lock's loss is heard
+ * first): no stalled check will find it, no attempt take it over; the run stops with JOB_LOST, the
+ * stopped run it is (`aborted`, alerted). So the stop waits for one look at the job's state, bounded by
+ * a sixth of the lock's TTL (at most JOB_LOOK_MS): half the margin before the lock can expire is kept.
+ * Which lock and why: logged.
  */
-function chatbotLocksLost<P>(s: RunScope<P>): AbortSignal | undefined {
+function chatbotLocksLost<P>(s: RunScope<P>): ChatbotsStop | undefined {
   if (!s.held.length) return undefined;
   const lost = AbortSignal.any(s.held.map((l) => l.lost));
   const stop = new AbortController();
-  const abort = () => {
-    s.logger.warn({ why: causeOf(lost.reason) }, `${CHATBOT_LOCK_LOST}: the run stops`);
-    stop.abort(CHATBOT_LOCK_LOST);
+  const lookMs = Math.min(JOB_LOOK_MS, Math.floor(s.deps.lockTtlMs / 6));
+  let decided: Promise<string> | undefined;
+  const decide = () =>
+    (decided ??= jobGone(() => s.job.getState(), lookMs).then((gone) => {
+      const why = causeOf(lost.reason);
+      if (gone) s.logger.error({ why }, `${CHATBOT_LOCK_LOST}, and ${JOB_LOST}: the run stops`);
+      else s.logger.warn({ why }, `${CHATBOT_LOCK_LOST}: the run stops`);
+      const reason = gone ? JOB_LOST : CHATBOT_LOCK_LOST;
+      stop.abort(reason);
+      return reason;
+    }));
+  const onLost = () => void decide();
+  if (lost.aborted) onLost();
+  else lost.addEventListener('abort', onLost, { once: true });
+  return {
+    signal: stop.signal,
+    why: () => (lost.aborted ? decide() : Promise.resolve(undefined)),
+    close: () => lost.removeEventListener('abort', onLost),
   };
-  if (lost.aborted) abort();
-  else lost.addEventListener('abort', abort, { once: true });
-  return stop.signal;
 }
 
 const causeOf = (reason: unknown) => (reason instanceof Error ? reason.message : String(reason));

@@ -31,6 +31,7 @@ import { JOB_LOCK_LOST, JOB_LOST, WORKER_SHUTDOWN } from '../errors.js';
 import { thisWorker, workerName } from './worker-identity.js';
 import { idleCollection, type IdleCollection, type IdleCollectionSettings } from './idle-collection.js';
 import { holdJob, startSweeping } from './job-holders.js';
+import { jobGone } from './job-gone.js';
 import { connectionErrorLog } from '../redis/connection-errors.js';
 
 export interface WorkerSettings {
@@ -236,15 +237,10 @@ export function startWorkers(
 /**
  * Why a running job's lock renewal failed: taken over (the job is still in a list of its queue:
  * another attempt has it, or a stalled check or a sweep put it back for one), or lost with the job
- * (in none). A look that fails or takes more than a second says taken over, as before it was made.
+ * (in none: job-gone.ts). A look that fails or takes more than a second says taken over, as before it was made.
  */
 async function lockLostReason(queue: Queue, id: string): Promise<string> {
-  const state = await within(
-    queue.getJobState(id).catch(() => undefined),
-    1000,
-    undefined,
-  );
-  return state === 'unknown' ? JOB_LOST : JOB_LOCK_LOST;
+  return (await jobGone(() => queue.getJobState(id))) ? JOB_LOST : JOB_LOCK_LOST;
 }
 
 /**

@@ -274,6 +274,52 @@ describe('config check: every mistake named with its line and fix', () => {
     expect((await check(GOOD)).code).toBe(0);
   });
 
+  it("a RESO source whose select leaves out a field its mapping reads (the reso preset's HOAMonth reads AssociationFeeFrequency) is refused by config check and by sync, at the select's line, with the fix", async () => {
+    const reads =
+      'ListingId, StandardStatus, PropertyType, PropertySubType, ListPrice, SecurityDeposit, BedroomsTotal, ' +
+      'BathroomsTotalDecimal, BathroomsTotalInteger, LivingArea, LivingAreaUnits, LotSizeArea, LotSizeSquareFeet, ' +
+      'LotSizeAcres, LotSizeUnits, YearBuilt, DaysOnMarket, CumulativeDaysOnMarket, ParkingTotal, GarageSpaces, ' +
+      'UnparsedAddress, StreetNumber, StreetName, StreetSuffix, City, StateOrProvince, PostalCode, Latitude, Longitude, ' +
+      'PublicRemarks, AssociationFee, ' +
+      ['ListAgent', 'CoListAgent']
+        .flatMap((a) =>
+          ['FullName', 'FirstName', 'LastName', 'PreferredPhone', 'DirectPhone', 'Email'].map((f) => a + f),
+        )
+        .join(', ') +
+      ', ' +
+      ['ListOffice', 'CoListOffice'].flatMap((o) => ['Name', 'Phone', 'Email'].map((f) => o + f)).join(', ');
+    const text = GOOD.replace(
+      'source: { kind: csv, path: austin.csv }',
+      `source: { kind: reso, url: "https://mls.test/odata", select: [${reads}] }`,
+    );
+    const line = lineOf(text, 'kind: reso');
+    const r = await check(text);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `${r.file}:${line}: feeds[0].source.select must name every field this feed reads: it leaves out AssociationFeeFrequency (read by HOAMonth). ` +
+        'A field not selected comes back absent from every record, and what reads it then gives a wrong value or none: ' +
+        'add AssociationFeeFrequency to source.select, or, for a field this server does not have, take out what reads it (mapping.fields.HOAMonth: null, or a rule of your own)',
+    );
+    // the sync's start says the same, before any request
+    const sync = await feedsync(['sync', '--config', r.file], ENV);
+    expect(sync.code).toBe(2);
+    expect(sync.stderr).toContain(`${r.file}:${line}: feeds[0].source.select must name every field this feed reads`);
+    // with the field added it passes, but for the display rules' flags, which the select leaves out too: a warning
+    const added = await check(text.replace('AssociationFee,', 'AssociationFee, AssociationFeeFrequency,'));
+    expect(added.code).toBe(0);
+    expect(added.stderr).toContain(
+      `warning: ${added.file}: feeds[0].source.select leaves out InternetEntireListingDisplayYN, IDXParticipationYN, InternetAddressDisplayYN, CloseDate, which the display rules (display.purpose idx) read: ` +
+        'a field not selected comes back absent, and an absent flag hides nothing',
+    );
+    const flagged = await check(
+      text.replace(
+        'AssociationFee,',
+        'AssociationFee, AssociationFeeFrequency, InternetEntireListingDisplayYN, IDXParticipationYN, InternetAddressDisplayYN, CloseDate,',
+      ),
+    );
+    expect(flagged.stderr).not.toContain('warning');
+  });
+
   it('a config file that does not exist says where it looked', async () => {
     // (started through npm, as `npx feedsync` is: the hint is written that way, src/format/invocation.ts)
     const r = await feedsync(['config', 'check', '--config', '/nonexistent/feedsync.yaml'], { npm_command: 'exec' });

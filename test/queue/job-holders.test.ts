@@ -142,6 +142,35 @@ describe('the sweep of the jobs’ holder records', () => {
     for (const [token, job] of jobs) await expectStillRunning(job, token);
   });
 
+  it('a job handed back is counted stalled once: BullMQ’s stalled check, before, after and under its next attempt, adds nothing', async () => {
+    const stalledCheck = async () => {
+      // (a check of the next interval: the key that spaces the fleet's checks dropped)
+      await q.redis.del(q.queues.sync.toKey('stalled-check'));
+      return taker.backend.moveStalledJobsToWait();
+    };
+    const job = await taken('t-crash', await deadProcess());
+    const jobKey = q.queues.sync.toKey(job.id!);
+    // the check before the crash was noticed marked the job a candidate; its dead worker never renews it
+    expect(await stalledCheck()).toEqual([]);
+    expect(await q.redis.sismember(q.queues.sync.toKey('stalled'), job.id!)).toBe(1);
+
+    expect(await sweepJobHolders(deps())).toMatchObject([{ jobId: job.id, stalled: 1 }]);
+    // the move took it out of the candidates with its lock: the next check finds nothing to count
+    expect(await q.redis.sismember(q.queues.sync.toKey('stalled'), job.id!)).toBe(0);
+    expect(await stalledCheck()).toEqual([]);
+
+    // the next attempt takes it (a lock of its own) and runs through two more checks
+    const next = await taker.getNextJob('t-next');
+    expect(next?.id).toBe(job.id);
+    expect(next?.stalledCounter).toBe(1);
+    expect(await stalledCheck()).toEqual([]);
+    expect(await stalledCheck()).toEqual([]);
+    expect(await q.redis.hget(jobKey, 'stc')).toBe('1');
+    expect(await q.redis.hexists(jobKey, 'defa')).toBe(0);
+    // a crash is no attempt: the attempt after it is still the first (processor.ts: attempt 1/N)
+    expect((await q.queues.sync.getJob(job.id!))?.attemptsMade).toBe(0);
+  });
+
   it('two sweepers at once: the job moves once, counted once', async () => {
     const job = await taken('t-two', await deadProcess());
     const second = testRedis();

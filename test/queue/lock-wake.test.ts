@@ -3,7 +3,7 @@
 // costs none of the job's retry attempts.
 import '../setup/needs-redis.js';
 import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { silentLogger } from '../../src/log.js';
 import {
@@ -132,6 +132,39 @@ describe('waiting for a chatbot lock', () => {
     expect(done.sort()).toEqual([...feeds].sort());
     expect(maxInFlight).toBe(1);
   }, 30_000);
+
+  // BullMQ's delayed set is in its workers' clocks, not Redis's: Job.moveToDelayed stores the caller's
+  // Date.now() plus the delay, and a worker promotes what its own Date.now() has passed (moveToActive).
+  // A backstop based on Redis's TIME would mix the two: 5 min ahead of Redis, a delay of 0 (taken
+  // again at once, again and again); behind it, 5 min more.
+  it('a worker whose clock is 5 min ahead of Redis’s delays a waiting job busyDelayMs by its own clock', async () => {
+    const AHEAD_MS = 5 * 60_000;
+    const BUSY_MS = 2000;
+    const now = Date.now.bind(Date);
+    vi.spyOn(Date, 'now').mockImplementation(() => now() + AHEAD_MS);
+    try {
+      const holder = await acquireTargetLock(redis, lockKey(), 'someone-else', 10_000);
+      expect(holder).toBeDefined();
+      start(
+        syncDef(async (p) => ok(p.feed)),
+        { busyDelayMs: BUSY_MS },
+      );
+      const { jobId } = await enqueueJob(redis, queues, 'sync', 'a', { feed: 'a' });
+      await until('the job to wait for the lock', async () => (await queues.sync.getJobState(jobId)) === 'delayed');
+      const delayedAt = Date.now();
+      const job = await queues.sync.getJob(jobId);
+      expect(job?.delay).toBeGreaterThan(BUSY_MS - 100);
+      expect(job?.delay).toBeLessThanOrEqual(BUSY_MS);
+      // due in the worker's clock: busyDelayMs after it moved the job, not 5 min before or after
+      const score = Number(await redis.zscore(queues.sync.toKey('delayed'), jobId));
+      const dueAt = Math.floor(score / 0x1000);
+      expect(dueAt - delayedAt).toBeGreaterThan(0);
+      expect(dueAt - delayedAt).toBeLessThanOrEqual(BUSY_MS);
+      await holder!.release();
+    } finally {
+      vi.restoreAllMocks();
+    }
+  }, 20_000);
 
   it('a job delayed many times behind a busy lock still has every retry attempt for real failures', async () => {
     const holder = await acquireTargetLock(redis, lockKey(), 'someone-else', 10_000);

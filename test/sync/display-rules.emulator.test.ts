@@ -17,11 +17,10 @@ const bodies: Array<{ path: string; body: string }> = [];
 let te: TestEmulator;
 let env: SyncEnv;
 const emulator = useEmulatorSync({
-  emulator: { onRequest: (r) => bodies.push(r) },
+  bodies,
   onEach: (t, e) => {
     te = t;
     env = e;
-    bodies.length = 0;
   },
 });
 

@@ -266,6 +266,8 @@ export interface EmulatorSyncOptions {
   emulator?: Parameters<typeof startTestEmulator>[0];
   /** hands the emulator and the env to the file, for files that keep them in variables: before each test, or once (perFile) */
   onEach?: (te: TestEmulator, env: SyncEnv) => void;
+  /** every request the emulator receives, as sent (its path and body), kept here; emptied before each test unless perFile */
+  bodies?: Array<{ path: string; body: string }>;
 }
 
 /**
@@ -273,7 +275,8 @@ export interface EmulatorSyncOptions {
  * tests; with `perFile`, one SyncEnv for the file and no reset. Everything is closed after.
  */
 export function useEmulatorSync(options: EmulatorSyncOptions | EmulatorSyncOptions['onEach'] = {}): EmulatorSync {
-  const { perFile = false, emulator, onEach } = typeof options === 'function' ? { onEach: options } : options;
+  const given: EmulatorSyncOptions = typeof options === 'function' ? { onEach: options } : options;
+  const { perFile = false, emulator, onEach, bodies } = given;
   let te: TestEmulator | undefined;
   let env: SyncEnv | undefined;
   const started: Closable[] = [];
@@ -282,7 +285,7 @@ export function useEmulatorSync(options: EmulatorSyncOptions | EmulatorSyncOptio
     if (te) onEach?.(te, env);
   };
   beforeAll(async () => {
-    te = await startTestEmulator(emulator);
+    te = await startTestEmulator(bodies ? { ...emulator, onRequest: (r) => bodies.push(r) } : emulator);
     if (perFile) await fresh();
   });
   afterAll(async () => {
@@ -292,6 +295,7 @@ export function useEmulatorSync(options: EmulatorSyncOptions | EmulatorSyncOptio
   beforeEach(async () => {
     if (perFile) return;
     await te?.reset();
+    if (bodies) bodies.length = 0;
     await fresh();
   });
   afterEach(async () => {
