@@ -162,6 +162,7 @@ async function run(p: ListingSyncPayload, ctx: JobContext, pushed?: PushedKeys):
       logger: ctx.logger,
       baseDir: ctx.config.dir,
       apiConfig: ctx.config.config.api,
+      ...(ctx.config.fromEnv && { fromEnv: ctx.config.fromEnv }),
       signal: ctx.signal,
       calls: ctx.calls,
       ...(ctx.progress && { onProgress: (e) => ctx.progress?.(progress.update(e)) }),

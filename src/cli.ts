@@ -68,6 +68,16 @@ const seed = wholeIn(0, 2 ** 32 - 1);
 /** A count (--limit, a delay in ms): a whole number, 0 or more. */
 const count = wholeIn(0);
 const port = wholeIn(0, 65535, 'a port number');
+/**
+ * A fraction of requests (--fault-rate): a decimal from 0 to 1 (Number() reads '' as 0 and '0x1' as
+ * 1, and a rate past 1 would mean nothing); else a usage error naming the range.
+ */
+const fraction = (value: string) => {
+  const n = Number(value);
+  if (!/^(\d+(\.\d*)?|\.\d+)$/.test(value) || n > 1)
+    throw new InvalidArgumentError('must be a fraction from 0 to 1 (0.05: one request in 20)');
+  return n;
+};
 const num = (value: string) => {
   const n = Number(value);
   if (!Number.isFinite(n)) throw new InvalidArgumentError('must be a number');
@@ -246,7 +256,7 @@ program
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--max-page-size <n>', 'cap on PageSize (1 to 10000)', pageCap, 100)
   .option('--latency-ms <n>', 'added latency per request', count, 0)
-  .option('--fault-rate <f>', 'fraction of requests answered with an injected fault', num, 0)
+  .option('--fault-rate <f>', 'fraction of requests answered with an injected fault (0 to 1)', fraction, 0)
   .option('--faults <list>', 'faults to draw from: 500,503,429,drop', '500,503,429,drop')
   .option('--errors-as-200', 'answer errors as HTTP 200 with Success false')
   .option('--stream-framing <f>', 'sse | lines | concat', 'sse')

@@ -301,28 +301,37 @@ export class StartupError extends FeedsyncError {
  */
 export type RedisUse = 'state' | 'read' | 'worker' | 'midway';
 
-const REDIS_FIX: Record<RedisUse, { fix: string; credentials: string }> = {
-  state: {
-    fix: 'nothing was run and nothing written. Fix Redis (or redis.url), or run with --no-redis to use the state file alone, uncoordinated with the workers',
-    credentials:
-      '; nothing was run and nothing written. Put the user and password Redis expects in redis.url (redis://user:password@host:port, or ${REDIS_URL} from the environment), or run with --no-redis to use the state file alone, uncoordinated with the workers',
-  },
-  read: {
-    fix: 'start Redis there, or fix redis in the config (or REDIS_URL)',
-    credentials:
-      '; put the user and password Redis expects in redis.url (redis://user:password@host:port) or REDIS_URL',
-  },
-  midway: {
+/**
+ * The fix of each use, `source` being what gave the Redis's URL (RedisSettings.source: the config's
+ * key with its file and line, or REDIS_URL): only one of them is read, so only that one is named.
+ */
+const REDIS_FIX: Record<RedisUse, (source: string) => { fix: string; credentials: string }> = {
+  state: (source) => ({
+    fix: `nothing was run and nothing written. Fix Redis (or ${source}), or run with --no-redis to use the state file alone, uncoordinated with the workers`,
+    credentials: `; nothing was run and nothing written. Put the user and password Redis expects (redis://user:password@host:port) in ${source}, or run with --no-redis to use the state file alone, uncoordinated with the workers`,
+  }),
+  read: (source) => ({
+    fix: `start Redis there, or fix ${source}`,
+    credentials: `; put the user and password Redis expects (redis://user:password@host:port) in ${source}`,
+  }),
+  midway: (source) => ({
     fix: 'the command stopped there; what it did before stands (a sync goes on from its last saved state). Run it again once Redis answers; if Redis is up, check that it is not stalled (a full disk, a paused process) or unreachable from here',
-    credentials:
-      '; the command stopped there, what it did before stands. Put the user and password Redis expects in redis.url (redis://user:password@host:port) or REDIS_URL, and run it again',
-  },
-  worker: {
-    fix: 'check redis (url, cluster or sentinel) or REDIS_URL, and that Redis is running',
-    credentials:
-      '; put the user and password Redis expects in redis.url (redis://user:password@host:port) or REDIS_URL',
-  },
+    credentials: `; the command stopped there, what it did before stands. Put the user and password Redis expects (redis://user:password@host:port) in ${source}, and run it again`,
+  }),
+  worker: (source) => ({
+    fix: `check ${source}, and that Redis is running`,
+    credentials: `; put the user and password Redis expects (redis://user:password@host:port) in ${source}`,
+  }),
 };
+
+/** What gave a Redis's URL where the caller did not say (RedisSettings.source says it). */
+const SOME_SOURCE = "the config's redis section (or REDIS_URL, without one)";
+
+/** A Redis as messages name it: where it is (no password) and what gave its URL (RedisSettings). */
+export interface RedisPlace {
+  where: string;
+  source?: string;
+}
 
 /**
  * Redis did not answer within the bounded wait (redis/require-redis.ts, the one wait for it). For a
@@ -336,11 +345,11 @@ export class RedisUnavailableError extends FeedsyncError {
   constructor(
     readonly redis: string,
     readonly detail: string,
-    options?: { cause?: unknown; use?: RedisUse },
+    options?: { cause?: unknown; use?: RedisUse; source?: string },
   ) {
     const refused = refusedCredentials(detail);
     const use = options?.use ?? 'state';
-    const { fix, credentials } = REDIS_FIX[use];
+    const { fix, credentials } = REDIS_FIX[use](options?.source ?? SOME_SOURCE);
     super(
       refused
         ? `Redis ${redis} refuses the user name or password (${refused})${credentials}`

@@ -175,7 +175,7 @@ async function openStore(
   const redis = createRedis(settings, { name: 'feedsync-command', purpose: 'command' });
   redis.on('error', () => {}); // reported through requireRedis(); ioredis would print it otherwise
   try {
-    await requireRedis(redis, where); // no Redis, no run: throws before anything is written
+    await requireRedis(redis, settings); // no Redis, no run: throws before anything is written
   } catch (err) {
     // a command that writes no state (smoke, feed explain) goes on without Redis's shared budgets
     if (!opts.redisOptional) throw err;

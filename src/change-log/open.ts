@@ -15,7 +15,7 @@ export async function openChangeLog(loaded: LoadedConfig): Promise<ChangeLog> {
   const settings = redisSettings(loaded);
   const redis = createRedis(settings, { name: 'feedsync-history', purpose: 'command' });
   redis.on('error', () => {}); // reported through requireRedis()
-  await requireRedis(redis, settings.where, { use: 'read' });
+  await requireRedis(redis, settings, { use: 'read' });
   const log = createRedisChangeLog(redis, settings.prefix, config.changeLog);
   return { ...log, close: async () => closeRedis(redis) };
 }

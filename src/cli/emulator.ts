@@ -35,7 +35,6 @@ export async function run(opts: EmulatorCliOptions): Promise<number> {
   if (!FRAMINGS.includes(opts.streamFraming as StreamFraming)) {
     throw new ConfigError(`--stream-framing: ${opts.streamFraming} is not one of ${FRAMINGS.join(', ')}`);
   }
-  if (opts.faultRate < 0 || opts.faultRate > 1) throw new ConfigError('--fault-rate must be between 0 and 1');
 
   const sessions = parseSessions(opts.sessions);
 

@@ -35,21 +35,25 @@ export interface OpsRedis {
   close(): Promise<void>;
 }
 
-/** `command`: as the person typed it (`pause`, `enqueue`), for the refusal; `waitMs`: how long Redis has to answer (default: requireRedis's) */
+/**
+ * `command`: as the person typed it (`pause`, `enqueue`), for the refusal; `waitMs`: how long Redis
+ * has to answer, first the PING and then each `answer` (default: requireRedis's, then ANSWER_MS)
+ */
 export async function openOpsRedis(loaded: LoadedConfig, command: string, waitMs?: number): Promise<OpsRedis> {
   const settings = redisSettings(loaded, `feedsync ${command}`);
-  const { prefix, from, where } = settings;
+  const { prefix, from, where, source } = settings;
   const redis = createRedis(settings, { name: `feedsync-${command.replace(/\s+/g, '-')}` });
   redis.on('error', () => {}); // a Redis that does not answer is reported by requireRedis, once
-  await requireRedis(redis, where, { use: 'read', ...(waitMs !== undefined && { waitMs }) });
+  await requireRedis(redis, settings, { use: 'read', ...(waitMs !== undefined && { waitMs }) });
   let lastError: unknown;
   redis.on('error', (err) => (lastError = err));
   const failure = (err: unknown) =>
     err instanceof Error && credentialsRefused(err)
-      ? new RedisUnavailableError(where, err.message, { cause: err, use: 'read' })
+      ? new RedisUnavailableError(where, err.message, { cause: err, use: 'read', source })
       : err;
+  const answerMs = waitMs ?? ANSWER_MS;
   const answer = async <T>(call: Promise<T>): Promise<T> => {
-    const deadline = AbortSignal.timeout(ANSWER_MS);
+    const deadline = AbortSignal.timeout(answerMs);
     try {
       return await byDeadline(call, deadline);
     } catch (err) {
@@ -57,8 +61,8 @@ export async function openOpsRedis(loaded: LoadedConfig, command: string, waitMs
       const refused = failure(lastError);
       if (refused instanceof RedisUnavailableError) throw refused;
       const seen = lastError instanceof Error ? `; its last error: ${lastError.message}` : '';
-      const detail = `no answer within ${ANSWER_MS / 1000} s${seen}`;
-      throw new RedisUnavailableError(where, detail, { cause: lastError ?? err, use: 'read' });
+      const detail = `no answer within ${answerMs / 1000} s${seen}`;
+      throw new RedisUnavailableError(where, detail, { cause: lastError ?? err, use: 'read', source });
     }
   };
   return {

@@ -88,6 +88,7 @@ export async function run(opts: SyncCliOptions): Promise<number> {
             logger,
             baseDir: loaded.dir,
             apiConfig: loaded.config.api,
+            ...(loaded.fromEnv && { fromEnv: loaded.fromEnv }),
             calls,
             onProgress: progress.onProgress,
             budgets,

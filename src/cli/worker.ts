@@ -157,7 +157,7 @@ async function start(
   closers.push(() => closeRedis(redis));
   const connectionError = connectionErrorLog(logger, {}, `cannot reach Redis ${where}; reconnecting`);
   redis.on('error', (err) => connectionError(err) || logger.warn({ err: err.message }, 'redis connection error'));
-  await requireRedis(redis, where, { use: 'worker', waitMs: REDIS_START_MS });
+  await requireRedis(redis, redisAt, { use: 'worker', waitMs: REDIS_START_MS });
   await checkEvictionPolicy(redis, logger);
 
   const queues = createQueues(redis, prefix);

@@ -2,7 +2,10 @@
 // neither their locks nor their state, so it may write the same listings as they do at the same
 // time. Whether workers run is asked of Redis (BullMQ's workers of the sync queue, by their
 // connections' names), briefly: a Redis that does not answer is why a person runs --no-redis, and
-// the run then goes on with the usual note only.
+// the run then goes on with the usual note only. Briefly also once Redis answered the PING: one
+// that stops answering then (hung, paused, partitioned: the connection stays up) held the run
+// before its first call without end, so the question goes through the ops connection's bounded
+// `answer` (ANSWER_MS, as the PING).
 import type { LoadedConfig } from '../config/schema.js';
 import { closeQueues, createQueues, QUEUE_NAMES } from '../queue/index.js';
 import { openOpsRedis } from './ops-redis.js';
@@ -16,7 +19,7 @@ export async function workersBesideWarning(loaded: LoadedConfig): Promise<string
   if (!ops) return undefined;
   const queues = createQueues(ops.redis, ops.prefix);
   try {
-    const count = await queues.sync.getWorkersCount();
+    const count = await ops.answer(queues.sync.getWorkersCount());
     if (count === 0) return undefined;
     const workers = count === 1 ? '1 feedsync worker is' : `${count} feedsync workers are`;
     return (

@@ -44,8 +44,8 @@ export async function loadConfigWithLines(
         : (err as Error).message;
     throw new ConfigError(`config file ${file} ${why}`, file);
   }
-  const { config, lineOf, defaulted } = parseConfigWithLines(text, file, env);
-  return { loaded: { config, file: path, dir: dirname(path), defaulted }, lineOf };
+  const { config, lineOf, defaulted, fromEnv } = parseConfigWithLines(text, file, env);
+  return { loaded: { config, file: path, dir: dirname(path), defaulted, fromEnv, lineOf }, lineOf };
 }
 
 /** Parse config text (YAML is a superset of JSON, so one parser serves both). */
@@ -57,7 +57,7 @@ function parseConfigWithLines(
   text: string,
   file: string,
   env: NodeJS.ProcessEnv,
-): { config: Config; lineOf: LineOf; defaulted: Map<string, DefaultedValue> } {
+): { config: Config; lineOf: LineOf; defaulted: Map<string, DefaultedValue>; fromEnv: Map<string, string[]> } {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: true });
   const first = doc.errors[0];
@@ -68,7 +68,8 @@ function parseConfigWithLines(
   const refs = new Map<string, { path: PropertyKey[]; typed: number | boolean }>();
   const missing: ConfigIssue[] = [];
   const defaulted = new Map<string, DefaultedValue>();
-  const raw = interpolate(js, [], env, { refs, missing, lineOf, defaulted });
+  const read: InterpolationContext['read'] = [];
+  const raw = interpolate(js, [], env, { refs, missing, lineOf, defaulted, read });
   if (missing.length)
     throw new ConfigError(`config ${file} refers to environment variables that are not set`, file, missing);
 
@@ -76,7 +77,21 @@ function parseConfigWithLines(
   if (!parsed.success)
     throw new ConfigError(`config ${file} is invalid`, file, configIssues(parsed.error, Config, raw, lineOf));
   registerSecretsIn(parsed.data);
-  return { config: parsed.data, lineOf, defaulted };
+  return { config: parsed.data, lineOf, defaulted, fromEnv: fromEnvByName(read, parsed.data) };
+}
+
+/**
+ * The variables each value was read from, by its path as messages name it: a feed by its name
+ * (`feeds[mls].source.bearerToken`), as a refused credential's message names the feed.
+ */
+function fromEnvByName(read: InterpolationContext['read'], config: Config): Map<string, string[]> {
+  return new Map(
+    read.map(({ path, variables }) => {
+      const [root, index, ...rest] = path;
+      const name = root === 'feeds' && typeof index === 'number' ? config.feeds[index]?.name : undefined;
+      return [formatPath(name === undefined ? path : [`feeds[${name}]`, ...rest]), variables];
+    }),
+  );
 }
 
 function toPlain(doc: Document.Parsed, file: string, lines: LineCounter): unknown {
@@ -146,6 +161,8 @@ interface InterpolationContext {
   lineOf: LineOf;
   /** values a `${VAR:-default}` gave its default, VAR being unset, by path (api.secretKey) */
   defaulted: Map<string, DefaultedValue>;
+  /** every value that named a variable, and the variables it named (set or defaulted) */
+  read: Array<{ path: PropertyKey[]; variables: string[] }>;
 }
 
 const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
@@ -155,8 +172,10 @@ const WHOLE_REF = /^\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}$/;
 function interpolate(value: unknown, path: PropertyKey[], env: NodeJS.ProcessEnv, ctx: InterpolationContext): unknown {
   if (typeof value === 'string') {
     const filled: EnvValue[] = [];
+    const variables: string[] = [];
     let shift = 0; // how much longer the text is than the config's, up to this match
     const replaced = value.replace(ENV_REF, (match: string, name: string, fallback: string | undefined, at: number) => {
+      if (!variables.includes(name)) variables.push(name);
       const v = env[name];
       if (v !== undefined && v !== '') {
         filled.push({ variable: name, value: v, at: at + shift });
@@ -179,6 +198,7 @@ function interpolate(value: unknown, path: PropertyKey[], env: NodeJS.ProcessEnv
       return '';
     });
     registerEnvSecrets(replaced, filled);
+    if (variables.length) ctx.read.push({ path, variables });
     if (WHOLE_REF.test(value)) {
       const typed = /^-?\d+(\.\d+)?$/.test(replaced)
         ? Number(replaced)

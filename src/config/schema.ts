@@ -1,5 +1,6 @@
 // The feedsync.yaml contract (docs/contracts.md, "The config file"). One schema, with defaults and descriptions,
 // parsed once at start.
+import type { LineOf } from './issues.js';
 import { z } from 'zod';
 import { AlertsConfig } from '../alerts/config-schema.js';
 import { AskRequest, ChatbotSettings } from '../api/schemas.js';
@@ -531,6 +532,14 @@ export interface LoadedConfig {
   dir: string;
   /** values a `${VAR:-default}` gave its default because VAR is not set, by path (config/defaulted-keys.ts) */
   defaulted?: ReadonlyMap<string, DefaultedValue>;
+  /**
+   * the environment variables a value was read from (`${VAR}`, `${VAR:-default}`), by its path as
+   * messages name it (api.secretKey, feeds[mls].source.bearerToken, redis.url): a refused credential
+   * names the variable to fix (config/env-words.ts), never its value
+   */
+  fromEnv?: ReadonlyMap<string, readonly string[]>;
+  /** the line of a path in the config file, where the file was read */
+  lineOf?: LineOf;
 }
 
 export interface DefaultedValue {

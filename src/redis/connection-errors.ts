@@ -4,7 +4,7 @@
 // system (ECONNREFUSED, ECONNRESET, ETIMEDOUT, ...) or "Connection is closed." says one thing, that
 // Redis cannot be reached, so it is logged as one warn line a minute at most, its message without
 // its stack, counting those in between. Any other error is the caller's to log whole.
-import { RedisUnavailableError, type RedisUse } from '../errors.js';
+import { RedisUnavailableError, type RedisPlace, type RedisUse } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isSystemError } from '../system-error.js';
 
@@ -51,14 +51,14 @@ export function credentialsRefused(err: Error): boolean {
 const TIMED_OUT = 'Command timed out';
 
 /**
- * `err` as RedisUnavailableError naming `where` when it says Redis cannot be used from here: no answer
+ * `err` as RedisUnavailableError naming the Redis `at` when it says Redis cannot be used from here: no answer
  * within `within` (ioredis's commandTimeout), the credentials refused (NOAUTH, WRONGPASS), or the
  * reconnects a command was allowed spent (maxRetriesPerRequest); any other error (a reply of Redis to
  * the command itself) as it is.
  */
 export function redisFailure<E>(
   err: E,
-  where: string,
+  at: RedisPlace,
   /** how long the call had, for the message: "15 s" */
   within: string,
   use: RedisUse = 'midway',
@@ -70,5 +70,7 @@ export function redisFailure<E>(
       : credentialsRefused(err) || err.name === 'MaxRetriesPerRequestError'
         ? err.message
         : undefined;
-  return detail === undefined ? err : new RedisUnavailableError(where, detail, { cause: err, use });
+  return detail === undefined
+    ? err
+    : new RedisUnavailableError(at.where, detail, { cause: err, use, ...(at.source && { source: at.source }) });
 }

@@ -9,7 +9,7 @@ import { Redis, type ClusterOptions, type Command, type RedisOptions } from 'ior
 import type { RedisClient } from './client.js';
 import { DEFAULT_REDIS_URL } from './config-schema.js';
 import { redisFailure } from './connection-errors.js';
-import { RedisUnavailableError } from '../errors.js';
+import { RedisUnavailableError, type RedisPlace } from '../errors.js';
 import { within } from './deadline.js';
 import type { RedisSettings } from './settings.js';
 import { SettledCluster } from './settled-cluster.js';
@@ -87,13 +87,13 @@ function retryOptions(
  * record, the lock) each waited the whole bound again, 110 s in all for a sync of one feed.
  */
 class CommandRedis extends Redis {
-  readonly #where: string;
+  readonly #at: RedisPlace;
   readonly #mapped = new WeakSet<Command>();
   /** a call went unanswered, and none was answered since */
   #silent = false;
-  constructor(options: RedisOptions, where: string) {
+  constructor(options: RedisOptions, at: RedisPlace) {
     super(options);
-    this.#where = where;
+    this.#at = at;
   }
   override sendCommand(command: Command, stream?: Parameters<Redis['sendCommand']>[1]): unknown {
     // (a command is sent again after a reconnect: it is wrapped once)
@@ -109,7 +109,7 @@ class CommandRedis extends Redis {
         resolve(value);
       };
       command.reject = (err) => {
-        const failure = redisFailure(err, this.#where, answerIn);
+        const failure = redisFailure(err, this.#at, answerIn);
         this.#silent = failure instanceof RedisUnavailableError && failure.detail.startsWith('no answer');
         reject(failure);
       };
@@ -197,7 +197,7 @@ export function createRedis(settings: RedisSettings, opts: ConnectOptions = {}):
 
 /** one Redis (or a Sentinel group): a command's own (CommandRedis), or a worker's, which waits */
 function connect(settings: RedisSettings, opts: ConnectOptions, options: RedisOptions): Redis {
-  return opts.purpose === 'command' ? new CommandRedis(options, settings.where) : new Redis(options);
+  return opts.purpose === 'command' ? new CommandRedis(options, settings) : new Redis(options);
 }
 
 /**

@@ -5,7 +5,7 @@
 // The wait is bounded: a partition or a full `maxclients` fails in seconds, naming Redis and the cause.
 import type { RedisClient } from './client.js';
 import { closeRedis } from './connection.js';
-import { RedisUnavailableError, type RedisUse } from '../errors.js';
+import { RedisUnavailableError, type RedisPlace, type RedisUse } from '../errors.js';
 
 /** How long a command waits for Redis to answer before it refuses to run. */
 const REDIS_ANSWER_MS = 5000;
@@ -17,11 +17,11 @@ export interface RequireRedisOptions {
 }
 
 /**
- * Resolve once `redis` answers a PING, or throw RedisUnavailableError naming `where` (a Redis as it
- * may be printed: RedisSettings.where) and the cause after `waitMs`. Connects a lazy connection
+ * Resolve once `redis` answers a PING, or throw RedisUnavailableError naming the Redis `at` (as it
+ * may be printed, and what gave its URL: RedisSettings) and the cause after `waitMs`. Connects a lazy connection
  * first. On failure the connection is closed: nothing may be written through it afterwards.
  */
-export async function requireRedis(redis: RedisClient, where: string, opts: RequireRedisOptions = {}): Promise<void> {
+export async function requireRedis(redis: RedisClient, at: RedisPlace, opts: RequireRedisOptions = {}): Promise<void> {
   const { use = 'state', waitMs = REDIS_ANSWER_MS } = opts;
   let lastError: unknown;
   const onError = (err: unknown) => {
@@ -53,7 +53,11 @@ export async function requireRedis(redis: RedisClient, where: string, opts: Requ
       // (a command's connection names Redis in its errors already: its detail only)
       .map((e) => (e instanceof RedisUnavailableError ? e.detail : e.message))
       .join('; ');
-    throw new RedisUnavailableError(where, detail || String(err), { cause: lastError ?? err, use });
+    throw new RedisUnavailableError(at.where, detail || String(err), {
+      cause: lastError ?? err,
+      use,
+      ...(at.source && { source: at.source }),
+    });
   } finally {
     clearTimeout(timer);
     redis.off('error', onError);

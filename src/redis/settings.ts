@@ -16,6 +16,11 @@ export interface RedisSettings {
   /** where, for messages: no password, no user */
   where: string;
   from: 'config' | 'REDIS_URL';
+  /**
+   * what gave the connection settings, for a fix: `redis.url (/etc/feedsync.yaml:12)`, with `, from
+   * $VAR` when the config reads it from the environment, or `REDIS_URL`: never both, as only one is read
+   */
+  source: string;
   /** the config's folder: `redis.tls.ca` is relative to it */
   dir: string;
 }
@@ -25,6 +30,9 @@ export interface RedisOfConfig {
   config: { redis?: RedisConfig };
   dir: string;
   file?: string;
+  /** LoadedConfig's: the line of the `redis` keys, and the variables they were read from */
+  lineOf?: (path: ReadonlyArray<PropertyKey>) => number | undefined;
+  fromEnv?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** Whether a command has a Redis to use: the config's `redis` section, or REDIS_URL. */
@@ -40,9 +48,24 @@ export function redisConfigured(loaded: RedisOfConfig): boolean {
 export function redisSettings(loaded: RedisOfConfig, command = 'this command'): RedisSettings {
   const configured = loaded.config.redis;
   const envUrl = process.env.REDIS_URL || undefined;
-  if (configured) return redisSettingsOf(configured, loaded.dir, 'config');
+  if (configured) return redisSettingsOf(configured, loaded.dir, 'config', configSource(loaded, configured));
   if (!envUrl) throw new ConfigError(noRedisMessage(loaded, command), loaded.file);
   return redisSettingsOf({ url: envUrl, prefix: DEFAULT_PREFIX }, loaded.dir, 'REDIS_URL');
+}
+
+/** `redis.url (/etc/feedsync.yaml:12, from $QUEUE_REDIS)`: the key that names the Redis, where it is written, and the variable it reads. */
+function configSource(loaded: RedisOfConfig, config: RedisConfig): string {
+  const key = config.cluster ? 'cluster' : config.sentinel ? 'sentinel' : config.url !== undefined ? 'url' : undefined;
+  const path = key ? ['redis', key] : ['redis'];
+  const line = loaded.lineOf?.(path);
+  const place = loaded.file ? `${loaded.file}${line !== undefined ? `:${line}` : ''}` : undefined;
+  const named = path.join('.');
+  const variables = [...(loaded.fromEnv ?? [])]
+    .filter(([p]) => p === named || p.startsWith(`${named}.`) || p.startsWith(`${named}[`))
+    .flatMap(([, vars]) => vars);
+  const from = [...new Set(variables)].map((v) => `$${v}`).join(', ');
+  const words = [place, from && `from ${from}`].filter(Boolean).join(', ');
+  return `${named}${words ? ` (${words})` : ''}`;
 }
 
 function noRedisMessage(loaded: RedisOfConfig, command: string): string {
@@ -60,10 +83,11 @@ export function redisSettingsOf(
   config: RedisConfig,
   dir: string,
   from: RedisSettings['from'] = 'config',
+  source: string = from === 'REDIS_URL' ? 'REDIS_URL' : 'redis in the config',
 ): RedisSettings {
   const topology: Topology = config.cluster ? 'cluster' : config.sentinel ? 'sentinel' : 'single';
   const prefix = keyRoot(config.prefix, topology);
-  return { config, topology, prefix, keys: keysOf(prefix), where: describeRedis(config), from, dir };
+  return { config, topology, prefix, keys: keysOf(prefix), where: describeRedis(config), from, source, dir };
 }
 
 /** The topology and its addresses as they may be shown: never a password, never a user. */

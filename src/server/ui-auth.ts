@@ -43,13 +43,13 @@ const UiPassword = loginPassword('a passphrase of several words, or `openssl ran
  * such variable and its rule, never a value: a worker does not start behind a login anyone guesses.
  */
 export function uiAdminFromEnv(env: NodeJS.ProcessEnv = process.env): UiAdmin | undefined {
-  const token = env.FEEDSYNC_UI_TOKEN || undefined;
-  const user = env.FEEDSYNC_UI_USER || undefined;
-  const password = env.FEEDSYNC_UI_PASSWORD || undefined;
+  // (read once: the values checked are the values used)
+  const login = uiLoginOf(env);
+  const { token, user, password } = login;
   if (user && password) registerBasicAuth(user, password);
   registerSecret(token);
   registerSecret(password);
-  const short = uiSecretIssues(env);
+  const short = shortSecrets(login);
   if (short.length) throw new ConfigError(`${short.map((i) => i.message).join('; ')}; the worker did not start`);
   if (!token && !(user && password)) return undefined;
   return { token, ...(user && password && { user, password }) };
@@ -60,10 +60,23 @@ export function uiAdminFromEnv(env: NodeJS.ProcessEnv = process.env): UiAdmin | 
  * variable, never its value): what the worker's start refuses and `feedsync config check` reports.
  */
 export function uiSecretIssues(env: NodeJS.ProcessEnv = process.env): ConfigIssue[] {
+  return shortSecrets(uiLoginOf(env));
+}
+
+/** The login's variables as `env` has them, each read once (unset or empty: undefined). */
+function uiLoginOf(env: NodeJS.ProcessEnv): UiAdmin {
+  return {
+    token: env.FEEDSYNC_UI_TOKEN || undefined,
+    user: env.FEEDSYNC_UI_USER || undefined,
+    password: env.FEEDSYNC_UI_PASSWORD || undefined,
+  };
+}
+
+function shortSecrets({ token, password }: UiAdmin): ConfigIssue[] {
   return [
-    tooShort('FEEDSYNC_UI_TOKEN', "the queue UI's token", env.FEEDSYNC_UI_TOKEN || undefined, UiToken),
+    tooShort('FEEDSYNC_UI_TOKEN', "the queue UI's token", token, UiToken),
     // checked when set alone too: it is a secret someone chose for a login, and half of a login is said at the start
-    tooShort('FEEDSYNC_UI_PASSWORD', "the queue UI's password", env.FEEDSYNC_UI_PASSWORD || undefined, UiPassword),
+    tooShort('FEEDSYNC_UI_PASSWORD', "the queue UI's password", password, UiPassword),
   ].filter((i) => i !== undefined);
 }
 

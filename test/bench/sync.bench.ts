@@ -41,12 +41,17 @@
 //   BENCH_NOCHANGE_AB_VAR=NAME             the variable BENCH_NOCHANGE_AB's values are given in (default BENCH_BESIDE): a toggle of
 //                                          the sources' own, made for a measurement
 //   BENCH_NOCHANGE_UNSHIFTED=1             with BENCH_NOCHANGE_RUNS, each turn also runs the rerun after a no-change rerun (no page shifted)
+//   BENCH_ALLOC_PROF=dir                   a sampling heap profile of each feedsync run counting every allocation, collected or not
+//                                          (dir/sync-<listings>-<scenario>.heapprofile: what a run allocates, where; the build kept in dir/build);
+//                                          BENCH_ALLOC_PROF_MINOR=0 leaves out what scavenges collected: what was promoted to the old space
+//   BENCH_NODE_ARGS='--trace-gc'           node flags for the scenarios' processes (their output goes on stderr's side: stdout's last line is the row)
 //   BENCH_PROC_PROF=dir                    the no-change rerun's whole process profiled (node --cpu-prof: its start and every thread);
 //                                          the build kept in dir/build, as with BENCH_PROF
 //   node --import tsx test/bench/sync.bench.ts run 20000 [peers]   (one size, prints JSON)
 import { fork, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { cp, mkdir, mkdtemp, open, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -122,7 +127,11 @@ const NOCHANGE_UNSHIFTED = process.env.BENCH_NOCHANGE_UNSHIFTED === '1';
 /** BENCH_PROC_PROF: the folder node --cpu-prof writes the no-change rerun's processes' profiles into */
 const PROC_PROF = process.env.BENCH_PROC_PROF;
 /** where the build is kept beside the profiles, so profile-summary.mjs names the bundle's functions through its source maps */
-const PROFILES = PROF ?? PROC_PROF;
+const PROFILES = PROF ?? PROC_PROF ?? process.env.BENCH_ALLOC_PROF;
+/** BENCH_NODE_ARGS: node flags the scenarios' processes get beside the bench's own (space-separated: `--trace-gc`, which NODE_OPTIONS refuses) */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/** BENCH_ALLOC_PROF: the folder the runs' allocation profiles are written into */
+const ALLOC_PROF = process.env.BENCH_ALLOC_PROF;
 
 const FEEDSYNC = 'feedsync';
 const NO_CHANGE = 'rerun, no change';
@@ -414,6 +423,7 @@ function scenarioProcess(task: ScenarioTask, env: Record<string, string> = {}): 
       ...(HEAP_MB ? [`--max-old-space-size=${HEAP_MB}`] : []),
       '--expose-gc',
       ...prof,
+      ...NODE_ARGS,
       ...(BUILT ? [BUILT] : ['--import', 'tsx', here]),
       'scenario',
       JSON.stringify(task),
@@ -432,7 +442,17 @@ function scenarioProcess(task: ScenarioTask, env: Record<string, string> = {}): 
       `${task.n} listings, ${task.scenario}: the run's process failed (exit ${r.status}, signal ${r.signal})`,
     );
   const procWallMs = Math.round(performance.now() - p0);
-  const row = JSON.parse(r.stdout.trim().split('\n').pop()!) as Row;
+  // (what node's flags print, BENCH_NODE_ARGS, goes to stderr: the row is the last line that is one)
+  const lines = r.stdout.trim().split('\n');
+  const last = lines.findLastIndex((l) => l.startsWith('{'));
+  if (NODE_ARGS.length)
+    process.stderr.write(
+      lines
+        .filter((_, i) => i !== last)
+        .map((l) => `${task.scenario}: ${l}\n`)
+        .join(''),
+    );
+  const row = JSON.parse(lines[last]!) as Row;
   return { ...row, ...(row.process && { process: { ...row.process, wallMs: procWallMs } }) };
 }
 
@@ -787,24 +807,56 @@ function sampleMemory(): () => string {
   let peak = process.memoryUsage();
   const t0 = performance.now();
   let at = 0;
+  const mb = (b: number) => Math.round(b / 2 ** 20);
+  /** the heap's spaces (used/committed MB) as at the peak: which space grew */
+  const spaces = () =>
+    getHeapSpaceStatistics()
+      .filter((s) => s.space_size >= 2 ** 20)
+      .map((s) => `${s.space_name.replace(/_space$/, '')} ${mb(s.space_used_size)}/${mb(s.space_size)}`)
+      .join(', ');
+  let peakSpaces = spaces();
   const timer = setInterval(() => {
     const m = process.memoryUsage();
     if (m.rss > peak.rss) {
       peak = m;
+      peakSpaces = spaces();
       at = performance.now() - t0;
     }
   }, 20);
   timer.unref();
-  const mb = (b: number) => Math.round(b / 2 ** 20);
   return () => {
     globalThis.gc?.();
     const g = process.memoryUsage();
-    return `at the peak (${Math.round(at)} ms) rss ${mb(peak.rss)} heap ${mb(peak.heapUsed)}/${mb(peak.heapTotal)} external ${mb(peak.external)} arrayBuffers ${mb(peak.arrayBuffers)}; after gc rss ${mb(g.rss)} heap ${mb(g.heapUsed)}/${mb(g.heapTotal)} external ${mb(g.external)} arrayBuffers ${mb(g.arrayBuffers)}; maxRSS ${Math.round(process.resourceUsage().maxRSS / 1024)}`;
+    return `at the peak (${Math.round(at)} ms) rss ${mb(peak.rss)} heap ${mb(peak.heapUsed)}/${mb(peak.heapTotal)} (${peakSpaces}) external ${mb(peak.external)} arrayBuffers ${mb(peak.arrayBuffers)}; after gc rss ${mb(g.rss)} heap ${mb(g.heapUsed)}/${mb(g.heapTotal)} external ${mb(g.external)} arrayBuffers ${mb(g.arrayBuffers)}; maxRSS ${Math.round(process.resourceUsage().maxRSS / 1024)}`;
+  };
+}
+
+/**
+ * BENCH_ALLOC_PROF: samples allocations (one in 32 KiB) until the returned function is called, the
+ * ones collected since included: what a run allocates and where (a first sync's heap grows with its
+ * garbage), not only what it keeps. Written as .heapprofile (the file DevTools opens).
+ */
+async function startAllocationProfile(dir: string): Promise<(file: string) => Promise<void>> {
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 32 * 1024,
+    includeObjectsCollectedByMajorGC: true,
+    // (BENCH_ALLOC_PROF_MINOR=0: what a scavenge collected left out, so what stayed is what was promoted: the old space's growth)
+    includeObjectsCollectedByMinorGC: process.env.BENCH_ALLOC_PROF_MINOR !== '0',
+  });
+  return async (file) => {
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    session.disconnect();
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, file.replace(/\.cpuprofile$/, '.heapprofile')), JSON.stringify(profile));
   };
 }
 
 /** BENCH_PROF: profiles until the returned function is called, which writes the profile into that folder. */
 async function startProfile(): Promise<((file: string) => Promise<void>) | undefined> {
+  if (ALLOC_PROF) return startAllocationProfile(ALLOC_PROF);
   const dir = PROF;
   if (!dir) return undefined;
   const session = new Session();

@@ -50,6 +50,22 @@ describe('a refused credential', () => {
     expect(failures?.[2]!.trimEnd().split('\n')).toHaveLength(1);
     expect(await te.listings(SN)).toHaveLength(0);
   });
+
+  // the config reads the key from the environment: the key in the config is right, the variable's
+  // value is not, and the variable is what the operator must fix (the line said only api.secretKey)
+  it('read from the environment: names the variable behind the key, never its value', async () => {
+    const file = join(env.dir, 'from-env.yaml');
+    await writeFile(
+      file,
+      homesConfigYaml(te.url, { secretKey: '${CHATBOT_SECRET_KEY}', sessionKey: TEST_SESSION_KEY }, {}),
+    );
+    const r = await feedsync(['sync', '--config', file], { CHATBOT_SECRET_KEY: 'wrong-secret-key-from-env-7' });
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n')[0]).toContain(
+      'check api.secretKey (from $CHATBOT_SECRET_KEY); no further call was made',
+    );
+    expect(r.stderr + r.stdout).not.toContain('wrong-secret-key-from-env-7');
+  });
 });
 
 // A RESO server answering 401: a bearer token that expired, an OAuth2 client secret that is wrong
@@ -75,12 +91,24 @@ describe('a RESO server refusing the credentials (HTTP 401)', () => {
     feedsync(['sync', '--config', file, '--no-redis'], { MLS_TOKEN: TOKEN, MLS_CLIENT_SECRET: SECRET, REDIS_URL: '' });
 
   it.each([
-    ['bearer token expired', 'source.bearerToken', false],
-    ['client secret refused at the token URL', 'source.auth (clientId, clientSecret, scope)', true],
-    ['fresh tokens refused', 'source.auth (clientId, clientSecret, scope)', true],
+    ['bearer token expired', 'source.bearerToken', false, ' (from $MLS_TOKEN)'],
+    // (it said 'check feeds[mls].source.bearerToken', then the server's want again in other words)
+    ['no credential configured', 'source.auth or source.bearerToken', false, ''],
+    [
+      'client secret refused at the token URL',
+      'source.auth (clientId, clientSecret, scope)',
+      true,
+      ' (clientSecret from $MLS_CLIENT_SECRET)',
+    ],
+    [
+      'fresh tokens refused',
+      'source.auth (clientId, clientSecret, scope)',
+      true,
+      ' (clientSecret from $MLS_CLIENT_SECRET)',
+    ],
   ] as const)(
-    '%s: what to check, once, under the feed; the token URL; no credential printed',
-    async (name, key, oauth) => {
+    '%s: what to check, once, under the feed, and the variable behind it; the token URL; no credential printed',
+    async (name, key, oauth, from) => {
       const server = await startResoServer({
         records: keyedResoRecords(3, 8),
         ...(oauth
@@ -105,7 +133,9 @@ describe('a RESO server refusing the credentials (HTTP 401)', () => {
               '  clientId: mls-client',
               '  clientSecret: ${MLS_CLIENT_SECRET}',
             ]
-          : [`url: ${server.url}`, 'bearerToken: ${MLS_TOKEN}'];
+          : name.startsWith('no credential')
+            ? [`url: ${server.url}`]
+            : [`url: ${server.url}`, 'bearerToken: ${MLS_TOKEN}'];
         const r = await run(await resoConfig(name.replace(/\W+/g, '-'), source));
         expect(r.code, r.stderr).toBe(1);
         // (the line of the feed: a warning logged before it, an alert of failed runs in a row, is not it)
@@ -117,6 +147,8 @@ describe('a RESO server refusing the credentials (HTTP 401)', () => {
         );
         expect(first.split(`check feeds[mls].${key}`)).toHaveLength(2);
         expect(first.split(/\bcheck\b/)).toHaveLength(2);
+        // (the key's value comes from a variable: the variable is named, after what to check)
+        expect(first).toMatch(new RegExp(`check feeds\\[mls\\]\\.[^;]*${from.replace(/[()$]/g, '\\$&')};`));
         expect(first).not.toContain('feeds[]');
         if (oauth) expect(first).toContain(`OAuth2 client "mls-client" of ${server.tokenUrl}`);
         for (const secret of [TOKEN, SECRET, ...server.issued]) expect(r.stderr + r.stdout).not.toContain(secret);

@@ -89,6 +89,17 @@ describe('the first hour with feedsync', () => {
     }
   });
 
+  // (--fault-rate 2 was refused after the parse, without the value; 'abc' said "must be a number", without the range)
+  it('an emulator --fault-rate outside 0 to 1, or not a number, is a usage error (exit 2) naming the flag, the value and the range', async () => {
+    for (const value of ['2', '-0.5', '1.01', 'abc', '', '0x1', 'Infinity']) {
+      const r = await feedsync(['emulator', '--port', '0', '--fault-rate', value], {}, { timeout: 15_000 });
+      expect(r.stderr.split('\n')[0], value).toBe(
+        `error: option '--fault-rate <f>' argument '${value}' is invalid. must be a fraction from 0 to 1 (0.05: one request in 20)`,
+      );
+      expect(r.code, value).toBe(2);
+    }
+  });
+
   // (--port and --limit read '' as 0 and '0x50' as 80, and every one of them '1e3' as 1000: four rules for one question)
   it('every whole-number option takes decimal digits only: empty, hex or an exponent is a usage error (exit 2)', async () => {
     const PORT = 'must be a port number from 0 to 65535';

@@ -3,13 +3,16 @@
 // once, in words, with --json as without; with no worker running it gives only its usual note.
 import '../setup/needs-redis.js';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { writeFile } from 'node:fs/promises';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_NAMES } from '../../src/queue/names.js';
 import { dropPrefix, REDIS_URL, uniquePrefix } from '../queue/helpers.js';
+import { throwawayRedis } from '../server/redis-server.js';
 import { feedsync } from '../settings/run-cli.js';
 import { csv, rows, useEmulatorSync, writeHomesConfig } from '../sync/helpers/feed.js';
 
@@ -72,5 +75,52 @@ describe('sync --no-redis beside a running worker', () => {
     expect(alone.code, alone.stderr).toBe(0);
     expect(alone.stderr).not.toMatch(/warning: .* worker/);
     expect(alone.stderr).toContain('not coordinated with the workers');
+  }, 120_000);
+});
+
+// Whether workers run is asked of Redis once it answered a PING: a Redis that stops answering then
+// (hung, SIGSTOPped, partitioned: the connection stays up, nothing comes back) held the run before
+// its first call, without end. Redis is stopped here as the question (CLIENT LIST) reaches it.
+describe('sync --no-redis, Redis stopping as it is asked whether workers run', () => {
+  it('goes on with its usual note, in seconds', async () => {
+    const stopped = await throwawayRedis();
+    const sockets = new Set<Socket>();
+    // in front of that Redis: passes every byte, and stops Redis just before the question reaches it
+    const front = createServer((client) => {
+      const server = connect(stopped.port, '127.0.0.1');
+      sockets.add(client).add(server);
+      client.on('data', (d: Buffer) => {
+        if (/client\r\n\$4\r\nlist/i.test(d.toString('latin1'))) stopped.pause();
+        server.write(d);
+      });
+      server.on('data', (d: Buffer) => client.write(d));
+      for (const s of [client, server]) s.on('error', () => {});
+    });
+    front.listen(0, '127.0.0.1');
+    await once(front, 'listening');
+    try {
+      const frontUrl = `redis://127.0.0.1:${(front.address() as AddressInfo).port}`;
+      const file = await writeHomesConfig(sync, {
+        deletes: '{ maxFraction: 1 }',
+        top: ['redis:', `  url: ${frontUrl}`, `  prefix: ${prefix}`],
+      });
+      const started = Date.now();
+      // (the kill is this test's guard only: a run that waits without end is killed and fails below)
+      const r = await feedsync(
+        ['sync', '--config', file, '--no-redis'],
+        {},
+        { timeout: 60_000, killSignal: 'SIGKILL' },
+      );
+      const ms = Date.now() - started;
+      expect(r.killed, 'the run ended by itself').toBeUndefined();
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain('not coordinated with the workers');
+      expect(ms).toBeLessThan(30_000);
+    } finally {
+      for (const s of sockets) s.destroy();
+      front.close();
+      stopped.resume();
+      await stopped.stop();
+    }
   }, 120_000);
 });

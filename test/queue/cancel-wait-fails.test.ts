@@ -118,7 +118,10 @@ describe('feedsync cancel, Redis failing while it waits', () => {
     // what to check, in the words every other command uses for a Redis refusing its credentials
     const runs = await feedsyncAt(['runs', '--feed', feed]);
     expect(runs.code).toBe(1);
-    const said = /Redis \S+ refuses the user name or password \(NOAUTH[^)]*\); [^\n]*REDIS_URL/.exec(runs.stderr)?.[0];
+    // (the fix names where the URL is written: the config's redis.url, not REDIS_URL, which is not read beside it)
+    const said = /Redis \S+ refuses the user name or password \(NOAUTH[^)]*\); [^\n]*in redis\.url \([^\n]*\)/.exec(
+      runs.stderr,
+    )?.[0];
     expect(said, runs.stderr).toBeDefined();
     expect(out.stderr).toContain(said);
   });

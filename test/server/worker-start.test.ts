@@ -68,7 +68,8 @@ describe('feedsync worker that cannot start', () => {
     const r = await feedsync(['worker', '--config', file]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(
-      'feedsync: worker cannot start: Redis redis://127.0.0.1:1 does not answer (waited 10 s; connect ECONNREFUSED 127.0.0.1:1); check redis (url, cluster or sentinel) or REDIS_URL, and that Redis is running (transient: a rerun may succeed)\n',
+      // (the fix names where the URL is written: the config's redis.url, line 3; REDIS_URL is not read beside it)
+      `feedsync: worker cannot start: Redis redis://127.0.0.1:1 does not answer (waited 10 s; connect ECONNREFUSED 127.0.0.1:1); check redis.url (${file}:3), and that Redis is running (transient: a rerun may succeed)\n`,
     );
   }, 60_000);
 });

@@ -14,7 +14,7 @@ import { openFeed, type FeedItem } from '../../src/feeds/index.js';
 import { silentLogger } from '../../src/log.js';
 import { compileMapping } from '../../src/mapping/index.js';
 import { MappingConfig } from '../../src/mapping/config-schema.js';
-import { idleFeedWorkers, openFeedThread, ThreadRecord } from '../../src/sync/read/feed-thread.js';
+import { idleFeedWorkers, openFeedThread, ThreadRecord, YOUNG_GENERATION_MB } from '../../src/sync/read/feed-thread.js';
 import { collectUntilError } from '../feeds/helpers.js';
 
 let dir: string;
@@ -157,6 +157,22 @@ describe('feed thread', () => {
     expect(second.error).toBeUndefined();
     expect(second.items.map((i) => i.position.index)).toEqual(Array.from({ length: 40_000 }, (_, i) => i));
     expect(idleFeedWorkers()).toBe(idleBefore);
+  });
+
+  it("bounds its worker's young generation, whatever the machine's memory (node's default grows it with its garbage)", async () => {
+    await writeFile(join(dir, 'f.csv'), 'MLS\nA1\n');
+    const thread = (await openFeedThread(CsvSource.parse({ kind: 'csv', path: 'f.csv' }), {
+      baseDir: dir,
+      mapping,
+      keyBy: 'MLSNumber',
+      minBytes: 0,
+      entry: new URL('../helpers/young-generation-worker.ts', import.meta.url),
+    }))!;
+    const { error } = await collectUntilError(thread.items);
+    // (the worker's answer: the most its new space, the young generation's two semi-spaces, was committed; 32 MB and growing unbounded)
+    const newSpace = Number(/the feed thread failed: (\d+)/.exec(error?.message ?? '')?.[1]);
+    expect(newSpace).toBeGreaterThan(0);
+    expect(newSpace).toBeLessThanOrEqual(YOUNG_GENERATION_MB * 2 ** 20);
   });
 
   it.each(['throw', 'exit', 'hang'])(

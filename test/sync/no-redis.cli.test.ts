@@ -103,7 +103,7 @@ describe('requireRedis', () => {
       retryStrategy: () => null,
     });
     try {
-      await expect(requireRedis(redis, `redis://127.0.0.1:${port}`, { waitMs: 200 })).rejects.toMatchObject({
+      await expect(requireRedis(redis, { where: `redis://127.0.0.1:${port}` }, { waitMs: 200 })).rejects.toMatchObject({
         code: 'REDIS_UNAVAILABLE',
         message: expect.stringContaining('waited 200 ms'),
       });

@@ -4,6 +4,7 @@
 // the server refused the cached one (a 401). Concurrent jobs wait for one token request. The
 // request has the bounds of every other (net/request.ts): a total deadline, a byte cap, and no
 // redirect followed.
+import { credentialCheck, OAUTH2_KEY } from './credential-check.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { AbortedError, causeMessage, FeedReadError, isRetryableStatus } from '../../errors.js';
@@ -44,11 +45,6 @@ interface Entry {
 }
 
 const cache = new Map<string, Entry>();
-
-/** The settings an OAuth2 client is made of: the key a refusal of its tokens names (sync/util/auth.ts adds the feed). */
-export const OAUTH2_KEY = 'source.auth (clientId, clientSecret, scope)';
-/** What to check when the client is refused, by the token endpoint or by the server its tokens are for: one wording. */
-export const OAUTH2_CHECK = `check feeds[].${OAUTH2_KEY} and the client's rights`;
 
 export interface TokenOptions {
   /** the feed the token is for: its value masks that feed's outputs only */
@@ -193,7 +189,7 @@ async function tokenAttempt(
     const said = errorBodyMessage(raw, response.headers.get('content-encoding'));
     return new FeedReadError(
       // (what to check last: a feed's run says it once, under the feed's name: sync/util/auth.ts)
-      `the token endpoint refused ${credential}: HTTP ${response.status}${said ? ` (it said: ${maskSecrets(said)})` : ''}${retryable ? '' : `; ${OAUTH2_CHECK}`}`,
+      `the token endpoint refused ${credential}: HTTP ${response.status}${said ? ` (it said: ${maskSecrets(said)})` : ''}${retryable ? '' : `; ${credentialCheck(OAUTH2_KEY)}`}`,
       place,
       retryable,
       {

@@ -11,7 +11,8 @@ import { registerUrlSecrets } from '../../secrets.js';
 import { bodyKind, firstLineOf } from '../sniff.js';
 import type { ResoSource } from '../config-schema.js';
 import { displayUrl, httpGet } from '../source/http.js';
-import { OAUTH2_CHECK, OAUTH2_KEY, oauth2TokenSource, type TokenSource } from './oauth2.js';
+import { BEARER_KEY, credentialCheck, NO_CREDENTIAL_KEY, OAUTH2_KEY } from './credential-check.js';
+import { oauth2TokenSource, type TokenSource } from './oauth2.js';
 import { requestTally, type RequestKind, type RequestTally } from './reso-requests.js';
 import { sourceBudget } from '../source/source-budget.js';
 import type { FeedContext } from '../types.js';
@@ -196,16 +197,11 @@ function unauthorized(
   auth: { tokens: TokenSource | undefined; credential: string | undefined; refreshed: boolean },
 ): FeedReadError {
   const { tokens, credential, refreshed } = auth;
-  const fix = tokens
-    ? OAUTH2_CHECK
-    : credential
-      ? 'check feeds[].source.bearerToken'
-      : 'the server wants credentials: set feeds[].source.auth or feeds[].source.bearerToken';
+  const credentialKey = tokens ? OAUTH2_KEY : credential ? BEARER_KEY : NO_CREDENTIAL_KEY;
   const refused = credential
     ? `refused ${credential}${refreshed ? ', even with a fresh token' : ''}`
     : 'asks for credentials';
-  const credentialKey = tokens ? OAUTH2_KEY : 'source.bearerToken';
-  return new FeedReadError(`the RESO server ${refused} (HTTP 401); ${fix}`, place, false, {
+  return new FeedReadError(`the RESO server ${refused} (HTTP 401); ${credentialCheck(credentialKey)}`, place, false, {
     cause: err,
     status: 401,
     credentialKey,

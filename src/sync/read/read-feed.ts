@@ -4,6 +4,7 @@
 // lane whose stamp shows the record in step never asks. The lanes' jobs come out as one stream
 // for the write pool (execute.ts, runPool). A record no lane takes is counted "routed nowhere";
 // a lane whose chatbot holds a record that now goes elsewhere deletes its copy (an agent change).
+import type { FromEnv } from '../../config/env-words.js';
 import { inBatches } from '../../feeds/item-batches.js';
 import type { FeedItem } from '../../feeds/types.js';
 import type { KeyedItem, MappedItem } from '../../mapping/types.js';
@@ -61,6 +62,8 @@ export interface FeedRead {
 
 export interface ReadFeedInput {
   feedName: string;
+  /** the config's values read from the environment: a refused credential names the variable behind its key (LoadedConfig's) */
+  fromEnv?: FromEnv;
   /** the feed, its items carrying their keys */
   opened: KeyedFeed;
   lanes: readonly ReadingLane[];
@@ -132,7 +135,7 @@ export function readFeed(input: ReadFeedInput): FeedRead {
     } catch (err) {
       // (a lane that failed a record: the jobs the lanes before it made of the record go first, as they came)
       while (routed.length) yield routed.shift()!;
-      state.auth = authFailure(err, input.feedName);
+      state.auth = authFailure(err, input.feedName, input.fromEnv);
       for (const l of lanes) l.planner.collector.fail(err);
       if (state.auth) return;
       if (media && !input.signal.aborted) yield* salvage(media, waiting.splice(0));

@@ -3,6 +3,7 @@
 // readChatbotState, begun by the run: paging leaves the main thread idle between pages; the
 // caller's chatbot lock keeps other runs from writing it).
 // A paging that fails ends every lane of the chatbot with the failure; the other chatbots go on.
+import type { FromEnv } from '../../config/env-words.js';
 import type { ChatbotApi } from '../../api/types.js';
 import type { ApiConfig } from '../../config/schema.js';
 import { ApiError, causeMessage, effectiveStatus } from '../../errors.js';
@@ -27,6 +28,8 @@ export type PagedChatbot =
 export interface PageChatbotInput {
   api: ChatbotApi;
   apiConfig: ApiConfig;
+  /** the config's values read from the environment: a refused credential names the variable behind its key (LoadedConfig's) */
+  fromEnv?: FromEnv;
   chatbot: string;
   /** the run's lanes into this chatbot */
   lanes: readonly Lane[];
@@ -136,7 +139,7 @@ async function pageChatbot(
     const outcome: SyncOutcome = thrownOutcome(err, signal);
     const deadline = input.deadlineMessage();
     const message =
-      authFailure(err, lanes[0]!.feed.name) ??
+      authFailure(err, lanes[0]!.feed.name, input.fromEnv) ??
       `${deadline ? `${deadline}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}${notFoundHint(err, input)}; nothing was written`;
     return { ok: false, outcome, message, problem: causeMessage(err) };
   }

@@ -3,6 +3,7 @@
 // (FeedContext, built once by feed-context.ts and never written after). The files of run/ pass it
 // down; the steps (remote/, read/, plan/, write/, settle/, report/) never see it: each is called
 // with the parts it needs and returns what it learned.
+import type { FromEnv } from '../../config/env-words.js';
 import type { RuleChange } from '../settle/rule-change.js';
 import type { CallCounter, CallCounts } from '../../api/call-counter.js';
 import type { ChatbotApi } from '../../api/types.js';
@@ -40,6 +41,8 @@ export interface SyncDeps {
   /** folder relative feed paths resolve against (the config file's) */
   baseDir: string;
   apiConfig: ApiConfig;
+  /** the config's values read from the environment: a refused credential names the variable behind its key (LoadedConfig's) */
+  fromEnv?: FromEnv;
   signal?: AbortSignal;
   /** counts this run's API calls for the report (fed by the client's onCall) */
   calls?: CallCounter;

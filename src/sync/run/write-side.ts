@@ -74,6 +74,7 @@ function executorOf(
     retries: deps.apiConfig.retries,
     logger: ctx.logger.child({ chatbot: l.chatbot }),
     feed: feed.name,
+    ...(deps.fromEnv && { fromEnv: deps.fromEnv }),
     signal: ctx.clock.signal,
     onProgress: () => ctx.wrote(),
     acked,

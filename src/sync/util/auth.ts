@@ -1,10 +1,16 @@
 // An authentication failure ends a feed's run at once (no further call: every later one would be
-// refused too). The message names the config key a person must fix, never its value.
+// refused too). The message names the config key a person must fix and, when the config reads it
+// from the environment, the variable behind it (`api.secretKey (from $CHATBOT_SECRET_KEY)`): the
+// key is right, the variable's value is not. Never the value.
 import { AUTH_HEADER, ENDPOINTS, type EndpointName } from '../../api/schemas.js';
+import { fromEnvWords, type FromEnv } from '../../config/env-words.js';
 import { ApiError, authStatus, FeedReadError, ResponseFormatError } from '../../errors.js';
 
-/** What to tell a person about a refused credential, or undefined when `err` is no such refusal. */
-export function authFailure(err: unknown, feed: string): string | undefined {
+/**
+ * What to tell a person about a refused credential, or undefined when `err` is no such refusal.
+ * `fromEnv`: the config's values read from the environment (LoadedConfig's).
+ */
+export function authFailure(err: unknown, feed: string, fromEnv?: FromEnv): string | undefined {
   const status = authStatus(err);
   if (status === undefined) return undefined;
   const refused = status === 401 ? 'refused the credentials (HTTP 401)' : 'refused access (HTTP 403)';
@@ -13,12 +19,15 @@ export function authFailure(err: unknown, feed: string): string | undefined {
     const { check } = ownCheck(err.message);
     // the source's own words name the same setting without the feed: said once, under the feed's name
     const fix = check?.startsWith(key) ? check : key;
-    return `the feed server ${refused}: check feeds[${feed}].${fix}; nothing further was asked of it (${refusalWords(err.message, status)})`;
+    // the setting a key names (its first word: `source.auth (clientId, clientSecret, scope)`), or where a source's credentials may be
+    const settings = err.credentialKey ? [keyPath(err.credentialKey)] : ['source.bearerToken', 'source.headers'];
+    const from = fromEnvWords(fromEnv, ...settings.map((s) => `feeds[${feed}].${s}`));
+    return `the feed server ${refused}: check feeds[${feed}].${fix}${from}; nothing further was asked of it (${refusalWords(err.message, status)})`;
   }
   if (err instanceof ApiError || err instanceof ResponseFormatError) {
     const name = endpointOf(err.endpoint);
     const key = name && AUTH_HEADER[name] === 'chatrobot-sessionkey' ? 'api.sessionKey' : 'api.secretKey';
-    return `the Chatbot Service ${refused} on ${err.endpoint}: check ${key}; no further call was made`;
+    return `the Chatbot Service ${refused} on ${err.endpoint}: check ${key}${fromEnvWords(fromEnv, key)}; no further call was made`;
   }
   return undefined;
 }
@@ -36,6 +45,11 @@ function ownCheck(message: string): { what: string; check?: string } {
   const at = message.lastIndexOf('; check ');
   if (at < 0) return { what: message };
   return { what: message.slice(0, at), check: message.slice(at + '; check '.length).replace(/^feeds\[\]\./, '') };
+}
+
+/** The config path a credential key names: `source.auth` of `source.auth (clientId, clientSecret, scope)`. */
+function keyPath(key: string): string {
+  return key.split(' ', 1)[0]!;
 }
 
 /** The endpoint's name from what an error names it by (its path, or its name). */

@@ -18,6 +18,7 @@
 //   still waits, before the result is read. An update's job (its slot of the pool) ends only once
 //   `acked` has its acknowledgement in the store: a run killed then sends again at most the writes
 //   holding a slot (settle/acked.ts). A create's does not wait: a rerun finds its listing by key.
+import type { FromEnv } from '../../config/env-words.js';
 import { Entries } from '../model/entries.js';
 import type { CallOptions, ChatbotApi } from '../../api/types.js';
 import {
@@ -58,6 +59,8 @@ export interface ExecuteDeps {
   logger: Logger;
   /** the feed's name, for the config key an auth failure names */
   feed?: string;
+  /** the config's values read from the environment: a refused credential names the variable behind its key (LoadedConfig's) */
+  fromEnv?: FromEnv;
   signal?: AbortSignal;
   onProgress?: (p: { done: number }) => void;
   /** told of each write made and each item that failed (the change log) */
@@ -176,7 +179,7 @@ function callOutcomes(deps: ExecuteDeps, result: ExecutionResult): CallOutcomes 
       consecutive = 0;
     },
     callFailed: (err) => {
-      const auth = authFailure(err, deps.feed ?? '?');
+      const auth = authFailure(err, deps.feed ?? '?', deps.fromEnv);
       if (auth && result.stopped !== 'failed') {
         result.stopped = 'failed';
         result.stopReason = auth;
