@@ -18,6 +18,11 @@ describe('a schedule whose first sync outlasts its interval, on two worker proce
     d.emu = await startTestEmulator({ latencyMs: 50 });
     const file = await d.deploy([{ name: 'big', chatbot: 'SN-BIG', rows: 120, schedule: '* * * * * *' }], {
       api: 'concurrency: 2, retries: 2, ratePerSecond: 10',
+      // A job lock (and chatbot lock) of a minute, not the deployment's 2 s: the test is of ticks piling
+      // up, not of a lock lapsing, which a loaded machine's event-loop stall does to a 2 s one
+      // (use-deployment.ts TAKER_LOCK_MS) and which ends a run taken-over. The check of outcomes below
+      // failed twice at load 20-30 on 2 cores, not saying which (it now names it): a lapse, by all signs.
+      worker: { lockDurationMs: 60_000 },
     });
     const workers = [await d.start(file), await d.start(file)];
     const runs = () => listRuns(d.redis, d.prefix, { feed: 'big', limit: 100 });
@@ -51,7 +56,9 @@ describe('a schedule whose first sync outlasts its interval, on two worker proce
     const all = await runs();
     expect(all.filter((r) => r.outcome === 'ok').map((r) => r.jobId)).toContain(waiting[0]);
     expect(all.filter((r) => r.outcome === 'ok')).toHaveLength(2);
-    expect(all.every((r) => r.outcome === 'ok' || r.outcome === 'skipped')).toBe(true);
+    expect(all.filter((r) => r.outcome !== 'ok' && r.outcome !== 'skipped').map((r) => [r.jobId, r.outcome])).toEqual(
+      [],
+    );
     expect(await d.queues.sync.getJobCounts('failed')).toEqual({ failed: 0 });
     expect(await d.emu.listings('SN-BIG')).toHaveLength(120);
 
