@@ -67,6 +67,44 @@ describe('file store', () => {
     await again.close();
   });
 
+  it("writes no page for a set of the value a slot holds already (a first sync's commit sets again what its acknowledged writes recorded)", async () => {
+    const path = await statePath();
+    const pairs = Array.from({ length: 20_000 }, (_, i): [string, string] => [
+      `ATX${1_000_000 + i}`,
+      `2.${i}`.padEnd(29, 'x'),
+    ]);
+    /** the file's last page in use: a transaction's copies of the pages it writes go past it */
+    const lastPage = async () => {
+      const env = open({ path, noSubdir: true, maxDbs: 3, readOnly: true });
+      const { lastPageNumber } = env.getStats() as { lastPageNumber: number };
+      await env.close();
+      return lastPageNumber;
+    };
+    const first = await createFileStore(path);
+    await first.apply([{ ns: 'fp:a', set: pairs }]);
+    await first.close();
+    const before = await lastPage();
+    const again = await createFileStore(path);
+    await again.apply([
+      { ns: 'fp:a', set: [...pairs.slice(1), ['ATX1000000', 'changed']] },
+      { ns: 'stamp:a', set: pairs.slice(0, 10) },
+    ]);
+    expect(await again.get('fp:a', 'ATX1000000')).toBe('changed');
+    expect(await again.get('fp:a', 'ATX1019999')).toBe(pairs[19_999]![1]);
+    expect((await again.getAll('stamp:a')).size).toBe(10);
+    await again.close();
+    // (the 20,000 pairs fill about 280 pages: written again, each is copied)
+    expect((await lastPage()) - before).toBeLessThan(20);
+    // a key set again within one apply back to the value stored before ends with it (the skip reads the apply's own writes)
+    const third = await createFileStore(path);
+    await third.apply([
+      { ns: 'fp:a', set: [['ATX1000001', 'other']] },
+      { ns: 'fp:a', set: [['ATX1000001', pairs[1]![1]]] },
+    ]);
+    expect(await third.get('fp:a', 'ATX1000001')).toBe(pairs[1]![1]);
+    await third.close();
+  });
+
   it("applies in the background (lmdb's write thread) as apply does: sets then deletes of several namespaces, a change that throws queues nothing, a new file's schema recorded", async () => {
     const path = await statePath();
     const store = await createFileStore(path);
