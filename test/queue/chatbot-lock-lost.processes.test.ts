@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { chatbotLockName, targetLockKey } from '../../src/locks/target-lock.js';
 import { listRuns, waitForJob } from '../../src/queue/index.js';
 import { startHttpReceiver } from '../alerts/receivers.js';
-import { deployAlerted, homesUnderWay, useDeployment } from './use-deployment.js';
+import { alertedSyncUnderWay, useDeployment } from './use-deployment.js';
 
 const d = useDeployment();
 
@@ -19,13 +19,12 @@ describe('a run whose chatbot lock is lost before its job lock', () => {
   it('is recorded taken-over, sends no failure alert; the attempt that takes the job over records ok', async () => {
     const receiver = await startHttpReceiver();
     try {
-      const file = await deployAlerted(d, {
+      const { jobId } = await alertedSyncUnderWay(d, {
         chatbot: SN,
         rows: ROWS,
         hookUrl: `${receiver.url}/hook`,
         worker: { lockDurationMs: 4000, stalledIntervalMs: 2000, concurrency: 1 },
       });
-      const jobId = await homesUnderWay(d, await d.start(file), SN);
 
       // another holder in its place (for 3 s): the lock's next renewal finds it another's
       const lock = targetLockKey(d.prefix, chatbotLockName({ chatbot: SN }, 'sync'));

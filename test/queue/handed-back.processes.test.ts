@@ -11,7 +11,7 @@ import { createRedisChangeLog } from '../../src/change-log/redis-change-log.js';
 import { listRuns, waitForJob } from '../../src/queue/index.js';
 import { startHttpReceiver } from '../alerts/receivers.js';
 import { feedsync } from '../settings/run-cli.js';
-import { deployAlerted, homesUnderWay, runningOn, useDeployment } from './use-deployment.js';
+import { alertedSyncUnderWay, runningOn, useDeployment } from './use-deployment.js';
 
 const d = useDeployment();
 
@@ -22,7 +22,11 @@ describe("a worker's graceful shutdown", () => {
   it('hands its job back, recorded handed-back with its worker, no failure alert; another worker completes the job', async () => {
     const receiver = await startHttpReceiver();
     try {
-      const file = await deployAlerted(d, {
+      const {
+        file,
+        w: a,
+        jobId,
+      } = await alertedSyncUnderWay(d, {
         chatbot: SN,
         rows: ROWS,
         hookUrl: `${receiver.url}/hook`,
@@ -32,8 +36,6 @@ describe("a worker's graceful shutdown", () => {
         // handed back (A stopped 3 s before the SIGTERM: failed with 2 s, passed with a minute).
         worker: { concurrency: 1, shutdownTimeoutMs: 10_000, lockDurationMs: 60_000 },
       });
-      const a = await d.start(file);
-      const jobId = await homesUnderWay(d, a, SN);
       // (started once the job runs on A: it cannot take the job first)
       const b = await d.start(file);
 

@@ -11,7 +11,7 @@ import { chatbotLockName, targetLockKey } from '../../src/locks/target-lock.js';
 import { listRuns } from '../../src/queue/index.js';
 import { startHttpReceiver } from '../alerts/receivers.js';
 import { until } from './helpers.js';
-import { deployAlerted, homesUnderWay, useDeployment } from './use-deployment.js';
+import { alertedSyncUnderWay, useDeployment } from './use-deployment.js';
 
 const d = useDeployment();
 
@@ -26,15 +26,13 @@ const ROWS = 200;
 async function lostUnderIt(lost: (jobKey: string) => string[]): Promise<void> {
   const receiver = await startHttpReceiver();
   try {
-    const file = await deployAlerted(d, {
+    const { w, jobId } = await alertedSyncUnderWay(d, {
       chatbot: SN,
       rows: ROWS,
       hookUrl: `${receiver.url}/hook`,
       // (no stalled check within the test: what becomes of the job is the test's)
       worker: { lockDurationMs: 4000, stalledIntervalMs: 60_000, concurrency: 1 },
     });
-    const w = await d.start(file);
-    const jobId = await homesUnderWay(d, w, SN);
 
     const jobKey = d.queues.sync.toKey(jobId);
     await d.redis

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { listRuns, waitForJob } from '../../src/queue/index.js';
 import { startHttpReceiver } from '../alerts/receivers.js';
 import { feedsync } from '../settings/run-cli.js';
-import { deployAlerted, homesUnderWay, useDeployment } from './use-deployment.js';
+import { alertedSyncUnderWay, useDeployment } from './use-deployment.js';
 
 const d = useDeployment();
 
@@ -35,15 +35,13 @@ describe('a run whose job lock was lost', () => {
   it('is recorded taken-over, sends no failure alert, keeps its writes; the attempt that takes the job over records ok', async () => {
     const receiver = await startHttpReceiver();
     try {
-      const file = await deployAlerted(d, {
+      const { file, w, jobId } = await alertedSyncUnderWay(d, {
         chatbot: SN,
         rows: ROWS,
         hookUrl: `${receiver.url}/hook`,
         // (no stalled check within the test: the sweep alone takes the job)
         worker: { lockDurationMs: 4000, stalledIntervalMs: 60_000, concurrency: 1 },
       });
-      const w = await d.start(file);
-      const jobId = await homesUnderWay(d, w, SN);
 
       // its holder record made a dead process's (another owner, a PID gone): the worker's own sweep
       // hands the live job back

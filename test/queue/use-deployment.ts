@@ -122,6 +122,16 @@ export async function deployAlerted(
   return file;
 }
 
+/** deployAlerted's deployment with one worker started and its sync under way on it (homesUnderWay). */
+export async function alertedSyncUnderWay(
+  d: Deployment,
+  o: Parameters<typeof deployAlerted>[1],
+): Promise<{ file: string; w: WorkerProcess; jobId: string }> {
+  const file = await deployAlerted(d, o);
+  const w = await d.start(file);
+  return { file, w, jobId: await homesUnderWay(d, w, o.chatbot) };
+}
+
 /** A sync of deployAlerted's feed enqueued, run on `w` and under way (some listings written): its job id. */
 export async function homesUnderWay(d: Deployment, w: WorkerProcess, chatbot: string): Promise<string> {
   const { jobId } = await enqueueJob(d.redis, d.queues, 'sync', 'feed:homes', { feed: 'homes' });
