@@ -1,9 +1,10 @@
 // A feed worker (feed-thread.ts) for the thread's memory test: on its read it allocates as a parse
 // does, about 200 MB of short-lived strings while a rolling few MB of them stay alive across
 // scavenges, then fails the read with the most its young generation (V8's new space) was committed
-// meanwhile, in bytes, as its message: what the thread it runs on allows.
+// meanwhile, in bytes, and the young generation's limit the thread was started with (MB, 0: none), as
+// its message "BYTES LIMIT": what the thread it runs on allows.
 import { getHeapSpaceStatistics } from 'node:v8';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, resourceLimits } from 'node:worker_threads';
 
 const newSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
 parentPort!.on('message', (task: { read?: { id: number } }) => {
@@ -17,5 +18,6 @@ parentPort!.on('message', (task: { read?: { id: number } }) => {
     if (round % 50 === 0) most = Math.max(most, newSpace());
   }
   most = Math.max(most, newSpace());
-  parentPort!.postMessage({ id: task.read.id, failed: { kind: 'crash', message: String(most) } });
+  const limit = resourceLimits.maxYoungGenerationSizeMb ?? 0;
+  parentPort!.postMessage({ id: task.read.id, failed: { kind: 'crash', message: `${most} ${limit}` } });
 });

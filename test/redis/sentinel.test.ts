@@ -45,7 +45,7 @@ describe('Redis Sentinel', () => {
     }
   });
 
-  it('the primary killed during a sync: the worker follows the promoted replica, /healthz dips and recovers, nothing lost or doubled, the rerun is clean', async () => {
+  it('the primary killed during a sync: the worker follows the promoted replica, /healthz is 200 again after it, nothing lost or doubled, the rerun is clean', async () => {
     const rows = 600;
     const d = await deploy(emu, sentinelRedis(`fss-${Date.now().toString(36)}`), { rows });
     emu.emulator.configure({ latencyMs: 5 });
@@ -74,11 +74,14 @@ describe('Redis Sentinel', () => {
       await until('/healthz to be 200 again', async () => health.at(-1) === 200);
       watching = false;
       await watch;
-      // the dip: 503 (Redis not connected), or no answer within the probe's second on a loaded machine
+      // a dip (503: Redis not answering its PING; 0: no answer within the probe's second) is seen only
+      // when the failover outlasts a probe's 50 ms: the worker's commands wait in its client's queue
+      // while it follows the promoted replica, so a quick one shows none (14 probes all 200, once);
+      // that /healthz turns 503 while Redis is away is test/server/worker-http.test.ts's
       expect(
-        health.filter((s) => s === 503 || s === 0),
+        health.filter((s) => s !== 200 && s !== 503 && s !== 0),
         `/healthz statuses: ${health.join(',')}`,
-      ).not.toHaveLength(0);
+      ).toEqual([]);
 
       const stored = await emu.listings(d.chatbot);
       expect(stored).toHaveLength(rows);

@@ -169,10 +169,14 @@ describe('feed thread', () => {
       entry: new URL('../helpers/young-generation-worker.ts', import.meta.url),
     }))!;
     const { error } = await collectUntilError(thread.items);
-    // (the worker's answer: the most its new space, the young generation's two semi-spaces, was committed; 32 MB and growing unbounded)
-    const newSpace = Number(/the feed thread failed: (\d+)/.exec(error?.message ?? '')?.[1]);
+    // (the worker's answer: the most its new space was committed, and the limit it runs with)
+    const [, bytes, limit] = /the feed thread failed: (\d+) (\d+)/.exec(error?.message ?? '') ?? [];
+    expect(Number(limit)).toBe(YOUNG_GENERATION_MB);
+    const newSpace = Number(bytes);
     expect(newSpace).toBeGreaterThan(0);
-    expect(newSpace).toBeLessThanOrEqual(YOUNG_GENERATION_MB * 2 ** 20);
+    // V8 commits more new space than the limit names (16-19 MB seen at 12, Node 24.21), and with node's
+    // default 32 MB here, growing with the machine's memory: twice the limit tells the two apart
+    expect(newSpace).toBeLessThanOrEqual(2 * YOUNG_GENERATION_MB * 2 ** 20);
   });
 
   it.each(['throw', 'exit', 'hang'])(
