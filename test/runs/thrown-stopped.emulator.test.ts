@@ -9,13 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAlertState } from '../../src/alerts/index.js';
 import { parseConfig } from '../../src/config/load.js';
 import { JOB_LOCK_LOST, WORKER_SHUTDOWN } from '../../src/errors.js';
-import { silentLogger } from '../../src/log.js';
 import { runLanes } from '../../src/runs/run-lanes.js';
 import type { KvStore } from '../../src/state/kv-store.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
 import { lanesOf } from '../../src/sync/index.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { apiYaml, COLUMNS, csv, row } from '../sync/helpers/feed.js';
+import { apiYaml, COLUMNS, csv, lanesDeps, row } from '../sync/helpers/feed.js';
 
 let te: TestEmulator;
 let dir: string;
@@ -65,15 +64,7 @@ async function streakAfterThrow(reason: string | undefined): Promise<{ threw: bo
   try {
     await runLanes(
       lanesOf(feed),
-      {
-        api: te.api,
-        store,
-        configFeeds: loaded.config.feeds,
-        logger: silentLogger,
-        baseDir: dir,
-        apiConfig: loaded.config.api,
-        signal: controller.signal,
-      },
+      lanesDeps(loaded, te.api, store, { signal: controller.signal }),
       {},
       { config: loaded },
     );

@@ -7,12 +7,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createCallCounter } from '../../src/api/call-counter.js';
 import { loadConfig } from '../../src/config/load.js';
-import { silentLogger } from '../../src/log.js';
 import { runLanes } from '../../src/runs/run-lanes.js';
 import { createMetrics } from '../../src/server/metrics.js';
 import { lanesOf } from '../../src/sync/index.js';
 import { TEST_SECRET_KEY, TEST_SESSION_KEY } from '../helpers/emulator.js';
-import { csv, homesConfigYaml, rows, useEmulatorSync } from '../sync/helpers/feed.js';
+import { csv, homesConfigYaml, lanesDeps, rows, useEmulatorSync } from '../sync/helpers/feed.js';
 
 const sync = useEmulatorSync();
 
@@ -39,15 +38,7 @@ describe('metrics of a rejected run', () => {
       const calls = createCallCounter();
       const [report] = await runLanes(
         lanesOf(feed),
-        {
-          api: sync.te().client({ onCall: calls.onCall }),
-          store: env.store,
-          configFeeds: loaded.config.feeds,
-          logger: silentLogger,
-          baseDir: loaded.dir,
-          apiConfig: loaded.config.api,
-          calls,
-        },
+        lanesDeps(loaded, sync.te().client({ onCall: calls.onCall }), env.store, { calls }),
         {},
         { config: loaded },
       );

@@ -9,13 +9,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import type { LoadedConfig } from '../../src/config/schema.js';
-import { silentLogger } from '../../src/log.js';
 import { runLanes } from '../../src/runs/run-lanes.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
 import type { KvStore } from '../../src/state/kv-store.js';
 import { lanesOf } from '../../src/sync/index.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { apiYaml, COLUMNS, csv, rows } from './helpers/feed.js';
+import { apiYaml, COLUMNS, csv, lanesDeps, rows } from './helpers/feed.js';
 
 const CHATBOTS = ['SN-A', 'SN-B', 'SN-C'];
 
@@ -58,15 +57,7 @@ afterEach(async () => {
 
 function run(job?: { jobId: string; attempt: number }, opts: { dryRun?: boolean } = {}) {
   const lanes = lanesOf(loaded.config.feeds[0]!);
-  const deps = {
-    api: te.api,
-    store,
-    configFeeds: loaded.config.feeds,
-    logger: silentLogger,
-    baseDir: dir,
-    apiConfig: loaded.config.api,
-  };
-  return runLanes(lanes, deps, opts, { config: loaded, ...(job && { job }) });
+  return runLanes(lanes, lanesDeps(loaded, te.api, store), opts, { config: loaded, ...(job && { job }) });
 }
 
 const paged = () => [...new Set(lists.splice(0))].sort();

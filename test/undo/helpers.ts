@@ -13,7 +13,7 @@ import { lanesOf, type SyncOptions } from '../../src/sync/index.js';
 import { undoRun, type UndoOptions, type UndoReport } from '../../src/undo/index.js';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
-import { apiYaml, COLUMNS, csv, homesConfigYaml, row, SN, type Row } from '../sync/helpers/feed.js';
+import { apiYaml, COLUMNS, csv, homesConfigYaml, lanesDeps, row, SN, type Row } from '../sync/helpers/feed.js';
 
 const HEADER = [...COLUMNS, 'Description'] as const;
 type StoryRow = Row & { Description?: string };
@@ -86,23 +86,10 @@ export async function inProcess<T>(
     return fn({
       sync: async (opts = {}, signal) =>
         (
-          await runLanes(
-            lanesOf(feed),
-            {
-              api,
-              store,
-              configFeeds: loaded.config.feeds,
-              logger,
-              baseDir: loaded.dir,
-              apiConfig: loaded.config.api,
-              ...(signal && { signal }),
-            },
-            opts,
-            {
-              config: loaded,
-              changeLog,
-            },
-          )
+          await runLanes(lanesOf(feed), lanesDeps(loaded, api, store, { logger, ...(signal && { signal }) }), opts, {
+            config: loaded,
+            changeLog,
+          })
         )[0]!,
       undo: (runId, opts = {}, signal) =>
         undoRun(runId, { api, store, changeLog, config: loaded, logger, ...(signal && { signal }) }, opts),

@@ -9,6 +9,8 @@ import { ApiConfig, FeedConfig } from '../../../src/config/schema.js';
 import { silentLogger } from '../../../src/log.js';
 import { createMemoryStore } from '../../../src/state/memory-store.js';
 import type { KvStore } from '../../../src/state/kv-store.js';
+import type { ChatbotApi } from '../../../src/api/index.js';
+import type { LoadedConfig } from '../../../src/config/schema.js';
 import { syncFeed, type SyncDeps, type SyncOptions, type SyncTestHooks } from '../../../src/sync/index.js';
 import type { ChangeSink } from '../../../src/sync/model/changes.js';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
@@ -206,6 +208,27 @@ export async function settledCount(count: () => Promise<number>): Promise<number
 }
 
 /** The `api:` lines of a test config against `url` (the test emulator's keys unless given). */
+/**
+ * runLanes's deps for a loaded config's feeds: its API settings and folder, silent; `more` adds to
+ * them or replaces one (a signal, a call counter, a logger).
+ */
+export function lanesDeps(
+  loaded: Pick<LoadedConfig, 'config' | 'dir'>,
+  api: ChatbotApi,
+  store: KvStore,
+  more: Partial<Omit<SyncDeps, 'changes'>> = {},
+): Omit<SyncDeps, 'changes'> {
+  return {
+    api,
+    store,
+    configFeeds: loaded.config.feeds,
+    logger: silentLogger,
+    baseDir: loaded.dir,
+    apiConfig: loaded.config.api,
+    ...more,
+  };
+}
+
 export function apiYaml(url: string, keys = { secretKey: TEST_SECRET_KEY, sessionKey: TEST_SESSION_KEY }): string[] {
   return ['api:', `  baseUrl: ${url}`, `  secretKey: ${keys.secretKey}`, `  sessionKey: ${keys.sessionKey}`];
 }
