@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { RECORDED } from '../../src/settings/language-names.js';
 
 // The plain rule, written out here on its own: every code of two or three letters that ICU names in
 // English, by a name other than the code. The answers the module gives must be the answers of this.
@@ -25,6 +26,11 @@ async function freshModule() {
 
 afterEach(() => vi.restoreAllMocks());
 
+/** Whether src/settings/language-names.ts was recorded from this process's ICU and CLDR. */
+function recordedIsThisIcuNow(): boolean {
+  return process.versions.icu === RECORDED.icu && process.versions.cldr === RECORDED.cldr;
+}
+
 describe('language names', () => {
   it('gives the canonical name of every name the plain rule gives, in any case and spacing, and no other', async () => {
     const { canonicalLanguageName, languageNames } = await freshModule();
@@ -40,16 +46,20 @@ describe('language names', () => {
       expect(canonicalLanguageName(other)).toBeUndefined();
   });
 
-  it('answers a first question, even about a name that is none, with no run of ICU lookups', async () => {
-    const { canonicalLanguageName, recordedIsThisIcu } = await freshModule();
-    const icu = `ICU ${process.versions.icu}, CLDR ${process.versions.cldr}`;
-    expect(recordedIsThisIcu(), `src/settings/language-names.ts is not of ${icu}: run \`npm run languages\``).toBe(
-      true,
-    );
-    const of = vi.spyOn(Intl.DisplayNames.prototype, 'of');
-    expect(canonicalLanguageName('Elvish')).toBeUndefined(); // (asks both tables)
-    expect(canonicalLanguageName('Klingon')).toBe('Klingon'); // (a three-letter code's: tlh)
-    // (each lookup ~0.1 ms on a quiet machine, 17,576 + 676 of them made the first use block 0.2-2.4 s)
-    expect(of.mock.calls.length).toBeLessThanOrEqual(10);
-  });
+  // Only on the ICU the names were recorded from (78.3: Node 24.21 and 22.23; Node 20's 78.2 names
+  // `saz` Sourashtra where 78.3 says Saurashtra): another ICU is asked by the plain rule, which the
+  // test above holds to its answers. A Node whose ICU moved on is slower on first use, not wrong, so
+  // this does not fail there (CI fetches the newest Node 24 and 22: a release must not turn a fresh
+  // clone red); `npm run languages` records the new ICU's names.
+  it.runIf(recordedIsThisIcuNow())(
+    'answers a first question, even about a name that is none, with no run of ICU lookups',
+    async () => {
+      const { canonicalLanguageName } = await freshModule();
+      const of = vi.spyOn(Intl.DisplayNames.prototype, 'of');
+      expect(canonicalLanguageName('Elvish')).toBeUndefined(); // (asks both tables)
+      expect(canonicalLanguageName('Klingon')).toBe('Klingon'); // (a three-letter code's: tlh)
+      // (each lookup ~0.1 ms on a quiet machine, 17,576 + 676 of them made the first use block 0.2-2.4 s)
+      expect(of.mock.calls.length).toBeLessThanOrEqual(10);
+    },
+  );
 });
