@@ -48,9 +48,7 @@ function pieceByPiece(
     mask |= 1 << i;
     held +=
       ',' +
-      (piece.length > KEPT_CHARS
-        ? JSON.stringify({ '~': hash('sha1', piece, 'base64url'), n: piece.length })
-        : piece);
+      (piece.length > KEPT_CHARS ? JSON.stringify({ '~': hash('sha1', piece, 'base64url'), n: piece.length }) : piece);
   });
   json += ']';
   return kept === 'none' ? { json } : { json, kept: `[${mask >>> 0}${held}]` };
