@@ -10,7 +10,8 @@
 // unique per taking; value: the queue, the job and a holder record), and deletes it when the job
 // ends, however it ends. Every worker process sweeps the hash every SWEEP_MS: one HGETALL, its
 // size the running jobs (and the records of a dead process until they are swept). A record whose
-// holder is certainly gone is claimed by deleting it (HDEL answers 1 to one sweeper only), then,
+// holder is certainly gone is claimed by deleting it (HDEL answers 1 to one sweeper only; put back
+// when the hand-back fails, for the next sweep), then,
 // if its job is still active under that token, counted as BullMQ's stalled check counts a job
 // (moveStalledJobsToWait-9.lua in BullMQ 6.7: HINCRBY `stc`, `defa` set past maxStalledCount but
 // for a scheduler's job, a `stalled` event) and moved back to wait with job.moveToWait(token), the
@@ -33,11 +34,17 @@ const TIDY_EVERY = 60;
 // Only a job still active under that token (its lock that token's: BullMQ deletes the lock on every
 // move out of active) is counted, as moveStalledJobsToWait counts a job it finds stalled; its lock is
 // kept for the move that follows (job.moveToWait removes it), so BullMQ's own check cannot find the
-// job stalled between the two and count it twice. Answers the job's stalled count, or -1. (BullMQ's
+// job stalled between the two and count it twice. Counted once a taking: the token counted is kept
+// in the job's hash (`stcBy`, a field BullMQ does not read), so a sweep that moves it after a move
+// refused, or a second claim of its record (the first's HDEL lost in a failover), counts nothing
+// more; that sweep does not keep the lock longer either (a move refused every time ends at the
+// lock's expiry, in BullMQ's check, not never). Answers the job's stalled count, or -1. (BullMQ's
 // check adds its `stalled` event after the move's `waiting`; here it comes just before.)
 const COUNT_STALLED = `
 if redis.call('GET', KEYS[2]) ~= ARGV[2] or redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HGET', KEYS[1], 'stcBy') == ARGV[2] then return tonumber(redis.call('HGET', KEYS[1], 'stc')) end
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
+redis.call('HSET', KEYS[1], 'stcBy', ARGV[2])
 local stalled = redis.call('HINCRBY', KEYS[1], 'stc', 1)
 local scheduler = redis.call('HGET', KEYS[1], 'rjk')
 local scheduled = false
@@ -147,11 +154,13 @@ export async function sweepJobHolders(d: SweepDeps, tidy = false): Promise<Hande
       continue;
     }
     if ((await d.redis.hdel(d.key, token)) !== 1) continue; // another sweeper claimed it
-    const back = await handBackDead(d, queue, { ...record, reason }, token).catch((err: unknown) => {
-      // (its lock, kept for the move, expires: BullMQ's stalled check takes the job over then)
+    const back = await handBackDead(d, queue, { ...record, reason }, token).catch(async (err: unknown) => {
+      // the record put back for the next sweep, which moves the job without counting it again;
+      // failing that, its lock, kept for the move, expires: BullMQ's stalled check takes the job over then
+      await d.redis.hsetnx(d.key, token, text).catch(() => undefined);
       d.logger.warn(
         { err, jobId: record.jobId, queue: record.queue },
-        "a dead worker's job not handed back; it is taken over at its lock's expiry",
+        "a dead worker's job not handed back; tried again at the next sweep, else taken over at its lock's expiry",
       );
       return undefined;
     });

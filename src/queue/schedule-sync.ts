@@ -16,7 +16,8 @@
 //
 // What a start's look costs: one getJobScheduler per planned scheduler, sent at once, and one script
 // reading every scheduler's next job (schedule-state.ts); writing adds a SET NX, the look once more,
-// one script per scheduler written, and a DEL of the writer's key.
+// per scheduler written two reads and one script (schedules.ts, upsertSchedule), and a DEL of the
+// writer's key.
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { Queue } from 'bullmq';
@@ -40,7 +41,8 @@ const WAIT_STEP_MS = 100;
 /**
  * A scheduler's definition as upsertSchedule writes it and BullMQ stores it (its hash, read back
  * by `getJobScheduler`): the repeat options feedsync sets and those it never sets (which must be
- * absent), the job's name and data, and the options every job of its queue gets.
+ * absent, but for a `startDate` before the next tick: differingSchedules), the job's name and data,
+ * and the options every job of its queue gets.
  */
 function plannedDefinition(queue: Queue, s: PlannedSchedule): Record<string, unknown> {
   return {
@@ -91,7 +93,10 @@ export async function differingSchedules(
       every: had.every,
       tz: had.tz,
       limit: had.limit,
-      startDate: had.startDate,
+      // one upsertSchedule stored to start after a tick already run, before the next tick: it moves
+      // no tick (schedules.ts, firstTickNotRun), no difference
+      startDate:
+        had.startDate !== undefined && had.next != null && had.startDate < had.next ? undefined : had.startDate,
       endDate: had.endDate,
       name: had.name,
       data: had.template?.data ?? {},
@@ -133,7 +138,7 @@ export async function writeAsTheWriter(
     const out: WriterOutcome = { written: [], failed: [] };
     for (const w of await look()) {
       try {
-        out.written.push(await writeSchedule(redis, queues, w));
+        out.written.push(await writeSchedule(queues, w));
       } catch (err) {
         out.failed.push({ ...w, err: err as Error });
       }

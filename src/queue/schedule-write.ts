@@ -5,7 +5,8 @@
 // BullMQ's upsert (addJobScheduler-11.lua) replaces the scheduler's next job when it is delayed,
 // prioritized or waiting, by one at the pattern's next time after now: the same tick while that is
 // ahead, the following one once it is due. So how one is written depends on what is left of it:
-// - a definition changed: upserted (its next run moves to the new definition's next time, on purpose);
+// - a definition changed: upserted (its next run moves to the new definition's next time, on purpose,
+//   never to a tick already run: upsertSchedule);
 // - its definition lost, its next job kept and due, not yet taken: upserted with `immediately`
 //   (docs.bullmq.io/guide/job-schedulers/repeat-options, "immediately": the job is made at now and
 //   is not stored in the definition), so the due run is replaced by one due now, not by the next
@@ -16,15 +17,15 @@
 // - its next job finished (taken early: a promote in a queue UI) with no later one made, its tick
 //   still ahead: the next after that tick is made as the worker that took it would have
 //   (schedules.ts, makeNextAfter; an upsert would collide with the finished job's id), or, its
-//   definition lost too, upserted from that tick on (upsertAfter: makeNextAfter reads the definition);
+//   definition lost too, upserted (makeNextAfter reads the definition), which starts after that tick
+//   (upsertSchedule makes no tick already run);
 // - otherwise upserted (missing, or its next job lost: nothing to replace, built at the next tick
 //   after now).
 import type { Logger } from '../log.js';
-import type { RedisClient } from '../redis/connection.js';
 import { howLate, missedTick } from './schedule-catch-up.js';
 import type { Queues } from './queues.js';
 import type { NextJobPlace, SchedulerState } from './schedule-state.js';
-import { makeNextAfter, upsertAfter, upsertSchedule, type PlannedSchedule } from './schedules.js';
+import { makeNextAfter, upsertSchedule, type PlannedSchedule } from './schedules.js';
 
 /** A planned scheduler to write: missing from Redis, there with other `changed` fields, or there with its next job or definition lost. */
 export interface ScheduleToWrite {
@@ -73,13 +74,10 @@ function tickWaitedFor(w: ScheduleToWrite): number | undefined {
 }
 
 /** Write one scheduler as said at the top; the next job BullMQ made for it. */
-export async function writeSchedule(redis: RedisClient, queues: Queues, w: ScheduleToWrite): Promise<ScheduleWritten> {
+export async function writeSchedule(queues: Queues, w: ScheduleToWrite): Promise<ScheduleWritten> {
   const now = Date.now();
-  if (!w.changed && finishedEarly(w, now)) {
-    const tick = tickOf(w.lostJob);
-    const nextJob = w.definitionLost
-      ? await upsertAfter(redis, queues, w.schedule, tick)
-      : await makeNextAfter(queues, w.schedule, tick);
+  if (!w.changed && !w.definitionLost && finishedEarly(w, now)) {
+    const nextJob = await makeNextAfter(queues, w.schedule, tickOf(w.lostJob));
     return { ...w, ...(nextJob && { nextJob }) };
   }
   const waited = w.changed ? undefined : tickWaitedFor(w);

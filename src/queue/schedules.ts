@@ -14,9 +14,9 @@
 // feeds whose full pulls are due together; a full pull stays a pull of the feeds whose
 // `schedule.full` it is; `schedule.reconcileCron` likewise, for keys-only reconciles. A feed alone
 // keeps its scheduler `sync:<feed>`.
+import { getNextMillis, type Queue } from 'bullmq';
 import { chatbotsOf } from '../config/feed-chatbots.js';
 import { DEFAULT_DRIFT_CRON, type Config, type FeedConfig } from '../config/schema.js';
-import type { RedisClient } from '../redis/connection.js';
 import type { JobKind } from './names.js';
 import type { Queues } from './queues.js';
 
@@ -152,21 +152,46 @@ export function plannedSchedules(config: Config, names: Record<JobKind, string>)
  * job (taken out of delayed, or of wait if it is due) by one at the pattern's next time after now:
  * the same tick while that is ahead, the following one once it is due; so a scheduler known to be
  * there with its next job is not written again (schedule-sync.ts). One whose next job is not there
- * gets one at the same tick while that is ahead (nothing to replace). `now`: its next job due now
- * instead (BullMQ's `immediately`, which the definition does not keep: the job after it is the
- * pattern's next). The next job's id.
+ * gets one at the same tick while that is ahead (nothing to replace). Never at a tick already run
+ * (firstTickNotRun). `now`: its next job due now instead (BullMQ's `immediately`, which the
+ * definition does not keep: the job after it is the pattern's next). The next job's id.
  */
 export async function upsertSchedule(
   queues: Queues,
   s: PlannedSchedule,
   o: { now?: boolean } = {},
 ): Promise<string | undefined> {
-  const job = await queues[s.kind].upsertJobScheduler(
+  const queue = queues[s.kind];
+  const startDate = o.now ? undefined : await firstTickNotRun(queue, s, Date.now());
+  const job = await queue.upsertJobScheduler(
     s.id,
-    { ...repeatOf(s), ...(o.now && { immediately: true }) },
+    { ...repeatOf(s), ...(o.now && { immediately: true }), ...(startDate !== undefined && { startDate }) },
     { name: s.name, data: s.data },
   );
   return job?.id;
+}
+
+/**
+ * Where an upsert of `s` must start its pattern (a `startDate`) so that it makes no tick already run,
+ * or undefined: from now on, BullMQ's own. A job of the scheduler taken before its tick (a promote in
+ * a queue UI) leaves that tick run and the scheduler's next job at the tick after it; BullMQ's upsert
+ * makes the pattern's next time after now, that tick again, and where it replaced the next job it
+ * writes over the finished job's hash and queues it (addJobScheduler-11.lua checks the id only when
+ * it replaced nothing; else -10, the write refused). So: the pattern and tz kept, a next job past that
+ * tick stays where it is (the ticks before it ran, early, whether their jobs are kept or not); a job
+ * of that tick there and run or being run (another pattern that has it too, or the definition lost)
+ * gets the tick after it. BullMQ stores the `startDate`, which is before the next tick and so changes
+ * no later tick (its next-job making starts from the later of the two): differingSchedules reads one
+ * so as no difference. Two reads, before the write: nothing is left half-written when one fails.
+ */
+async function firstTickNotRun(queue: Queue, s: PlannedSchedule, now: number): Promise<number | undefined> {
+  const tick = getNextMillis(now, repeatOf(s)); // the tick BullMQ's upsert makes
+  if (tick === undefined) return undefined;
+  const stored = await queue.getJobScheduler(s.id);
+  const samePattern = stored?.pattern === s.pattern && (stored.tz ?? undefined) === (s.tz ?? undefined);
+  if (samePattern && typeof stored.next === 'number' && stored.next > tick) return stored.next - 1;
+  const state = await queue.getJobState(`repeat:${s.id}:${tick}`);
+  return state === 'completed' || state === 'failed' || state === 'active' ? tick + 1 : undefined;
 }
 
 /** When a scheduler runs, as BullMQ's RepeatOptions take it: its pattern, and its time zone when it has one. */
@@ -195,30 +220,5 @@ export async function makeNextAfter(queues: Queues, s: PlannedSchedule, tick: nu
     { ...queue.defaultJobOptions, prevMillis: tick },
     { override: false, producerId: `repeat:${s.id}:${tick}` },
   );
-  return job?.id;
-}
-
-/**
- * Write again a scheduler whose definition (its hash) was lost and whose job of `tick` finished
- * before that tick (taken early), no later one made: its definition, and its next job at the tick
- * after `tick`. makeNextAfter cannot (BullMQ's updateJobScheduler-12.lua reads the job's name from
- * the lost hash), nor a plain upsert (the pattern's next time after now is `tick`, whose id the
- * finished job holds: -10). So the upsert starts the pattern after `tick` (`startDate`, which BullMQ
- * stores in the definition and feedsync never plans: deleted from it at once, so the definition
- * is the planned one; a start finding it there would write it anew). The next job's id.
- */
-export async function upsertAfter(
-  redis: RedisClient,
-  queues: Queues,
-  s: PlannedSchedule,
-  tick: number,
-): Promise<string | undefined> {
-  const queue = queues[s.kind];
-  const job = await queue.upsertJobScheduler(
-    s.id,
-    { ...repeatOf(s), startDate: tick + 1 },
-    { name: s.name, data: s.data },
-  );
-  await redis.hdel(queue.toKey(`repeat:${s.id}`), 'startDate');
   return job?.id;
 }

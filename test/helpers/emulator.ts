@@ -26,9 +26,9 @@ export interface TestEmulator {
 // was reset under a test whose event loop was held past the emulator's keep-alive timeout (5 s, node's
 // default): the server's timer, due already, closed the socket as the client sent on it, the client's
 // own idle timer (undici's, ticking once a second) not run yet; fetch failed, ECONNRESET. Seen in
-// push-settings.emulator.test.ts on Node 22, 5 of 15 runs at load 20-29 on 2 cores: an invalid
-// AIResponseLanguage builds the three-letter language table (src/settings/languages.ts, 17,576 Intl
-// lookups, 2.4 s at that load) and the test took 5.8-12 s. The API client's calls retry a reset; these did not.
+// push-settings.emulator.test.ts on Node 22, 5 of 15 runs at load 20-29 on 2 cores, the test taking
+// 5.8-12 s (any long synchronous step does it: a first use of the language table did, before its names
+// were recorded, src/settings/languages.ts). The API client's calls retry a reset; these did not.
 const ONE_CONNECTION_A_CALL = new Agent({ pipelining: 0 });
 
 /** An answer of the emulator's admin at `url` (`/__emulator/...`), typed as its admin.ts writes them (a test of admin.ts checks them). */

@@ -7,9 +7,9 @@
 import '../setup/needs-redis.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { Worker, type Job } from 'bullmq';
+import { Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { newHolder, processStartTime, type LockHolder } from '../../src/locks/lock-holder.js';
 import { silentLogger } from '../../src/log.js';
@@ -28,7 +28,7 @@ import { JOB_LOCK_LOST } from '../../src/errors.js';
 import { keysOf } from '../../src/redis/keys.js';
 import { JOBS } from '../../jobs/index.js';
 import { startHttpReceiver } from '../alerts/receivers.js';
-import { deferred, feedsYaml, loadedConfig, processorDeps, redisAt, testRedis, useQueues } from './helpers.js';
+import { deferred, feedsYaml, loadedConfig, processorDeps, redisAt, testRedis, until, useQueues } from './helpers.js';
 
 const q = useQueues();
 /** BullMQ's maxStalledCount as workers.ts sets it: the config's default (2) and one */
@@ -179,6 +179,59 @@ describe('the sweep of the jobs’ holder records', () => {
     expect(results.flat()).toHaveLength(1);
     expect((await q.queues.sync.getJob(job.id!))?.stalledCounter).toBe(1);
     expect(await q.redis.llen(q.queues.sync.toKey('wait'))).toBe(1);
+  });
+
+  // One death is one stall, whatever fails between the count and the move: a move back refused (a
+  // dropped connection), or a claim a failover lost (the record back, another sweeper claiming it
+  // while the first has counted and not yet moved).
+  describe('counted once when the hand-back is cut short', () => {
+    const stalledCheck = async () => {
+      await q.redis.del(q.queues.sync.toKey('stalled-check'));
+      return taker.backend.moveStalledJobsToWait();
+    };
+    afterEach(() => vi.restoreAllMocks());
+
+    it('its move back refused after the count: a later sweep moves it; BullMQ’s check, the lock expired, adds nothing', async () => {
+      const job = await taken('t-cut', await deadProcess());
+      const lockKey = `${q.queues.sync.toKey(job.id!)}:lock`;
+      const short = { ...deps(), lockDurationMs: 300 }; // (the lock kept for the move lives this long)
+      vi.spyOn(Job.prototype, 'moveToWait').mockRejectedValueOnce(new Error('connection lost'));
+      expect(await sweepJobHolders(short)).toEqual([]);
+      const later = await sweepJobHolders(short);
+      await until('the lock kept for the move gone', async () => (await q.redis.exists(lockKey)) === 0);
+      await stalledCheck();
+      await stalledCheck();
+      expect((await q.queues.sync.getJob(job.id!))?.stalledCounter).toBe(1);
+      expect(later).toMatchObject([{ jobId: job.id, stalled: 1 }]);
+      expect(await q.queues.sync.getJobState(job.id!)).toBe('waiting');
+      expect(await q.redis.hlen(key())).toBe(0);
+    });
+
+    it('its claim lost in a failover, claimed again while the first sweeper has counted and not yet moved: counted once, moved once', async () => {
+      const job = await taken('t-failover', await deadProcess());
+      const record = (await q.redis.hget(key(), 't-failover'))!;
+      const counted = deferred();
+      const gate = deferred();
+      const move = Job.prototype.moveToWait;
+      vi.spyOn(Job.prototype, 'moveToWait').mockImplementationOnce(async function (this: Job, token?: string) {
+        counted.resolve();
+        await gate.promise;
+        return move.call(this, token);
+      });
+      const first = sweepJobHolders(deps());
+      await counted.promise;
+      await q.redis.hset(key(), 't-failover', record); // (the HDEL that claimed it lost with the old primary)
+      const second = testRedis();
+      others.push(second);
+      const again = await sweepJobHolders(deps(second));
+      gate.resolve();
+      expect([...(await first), ...again]).toMatchObject([{ jobId: job.id, stalled: 1 }]);
+      await sweepJobHolders(deps());
+      expect(await q.queues.sync.getJobState(job.id!)).toBe('waiting');
+      expect((await q.queues.sync.getJob(job.id!))?.stalledCounter).toBe(1);
+      expect(await q.redis.llen(q.queues.sync.toKey('wait'))).toBe(1);
+      expect(await q.redis.hlen(key())).toBe(0);
+    });
   });
 
   it('a record whose job is no longer active under its token is dropped, the job left as it is', async () => {

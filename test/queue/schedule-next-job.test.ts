@@ -176,6 +176,74 @@ describe('a job scheduler whose next job Redis lost, the scheduler kept', () => 
     },
   );
 
+  // A tick run early (its job finished before its tick, the next job made at the tick after it) must
+  // not come back: BullMQ's upsert makes the pattern's next tick after now, that one, and where the
+  // scheduler's next job was there to replace it writes over the finished job's hash and queues it
+  // again (addJobScheduler-11.lua checks the id's collision only when it replaced nothing).
+  describe('a tick run early is not made again', () => {
+    const day = 24 * 3600 * 1000;
+    /** NIGHTLY's next job finished before its tick, made again at the tick after it (as its worker would). */
+    async function ranEarly(s: PlannedSchedule, o: { definitionLost?: boolean; failingHdel?: boolean } = {}) {
+      await applySchedules(q.redis, q.queues, [s], { root: q.prefix, logger: silentLogger });
+      const ran = await loseNext(s, 'completed');
+      if (o.definitionLost) await q.redis.del(q.queues.sync.toKey(`repeat:${s.id}`));
+      const hdel = q.redis.hdel.bind(q.redis);
+      // Redis answering the write and then not (a failover, a dropped connection) for one start
+      if (o.failingHdel) q.redis.hdel = (() => Promise.reject(new Error('connection lost'))) as typeof q.redis.hdel;
+      try {
+        // (cut short, the start fails: the next one finds what the write left)
+        await applySchedules(q.redis, q.queues, [s], { root: q.prefix, logger: silentLogger }).catch((err: unknown) => {
+          if (!o.failingHdel) throw err;
+        });
+      } finally {
+        q.redis.hdel = hdel;
+      }
+      return { ran, after: `repeat:${s.id}:${Number(ran.split(':').pop()) + day}` };
+    }
+
+    it.each([
+      [
+        'its definition lost too, repaired, the repair cut short after its write',
+        { definitionLost: true, failingHdel: true },
+      ],
+      ['its definition lost too, repaired', { definitionLost: true }],
+      ['its definition kept', {}],
+    ])('%s: starts after, the same definition or a changed one, leave that tick run', async (_, o) => {
+      const { ran, after } = await ranEarly(NIGHTLY, o);
+      await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });
+      expect(await pendingJobs(NIGHTLY)).toEqual([after]);
+      const changed: PlannedSchedule = { ...NIGHTLY, data: { feed: 'austin', note: 'changed' } };
+      const changes = await applySchedules(q.redis, q.queues, [changed], { root: q.prefix, logger: silentLogger });
+      expect(changes.changed).toEqual([NIGHTLY.id]);
+      expect(await pendingJobs(NIGHTLY)).toEqual([after]);
+      expect(await q.queues.sync.getJobState(ran)).toBe('completed');
+      // and the definition is the planned one: a start finds nothing to write
+      expect(await applySchedules(q.redis, q.queues, [changed], { root: q.prefix, logger: silentLogger })).toEqual({
+        added: [],
+        changed: [],
+        rebuilt: [],
+        removed: [],
+      });
+    });
+
+    it('nor when the finished job is gone too (removeOnComplete): a changed definition, the same pattern, keeps the next tick', async () => {
+      const { ran, after } = await ranEarly(NIGHTLY);
+      await q.redis.del(q.queues.sync.toKey(ran));
+      await q.redis.zrem(q.queues.sync.toKey('completed'), ran);
+      const changed: PlannedSchedule = { ...NIGHTLY, data: { feed: 'austin', note: 'changed' } };
+      await applySchedules(q.redis, q.queues, [changed], { root: q.prefix, logger: silentLogger });
+      expect(await pendingJobs(NIGHTLY)).toEqual([after]);
+    });
+
+    it('a changed pattern moves the next run to its own next time, as before', async () => {
+      await ranEarly(NIGHTLY);
+      const hourly: PlannedSchedule = { ...NIGHTLY, pattern: '0 * * * *' };
+      await applySchedules(q.redis, q.queues, [hourly], { root: q.prefix, logger: silentLogger });
+      const hour = 3600 * 1000;
+      expect(await pendingJobs(NIGHTLY)).toEqual([`repeat:${NIGHTLY.id}:${Math.floor(Date.now() / hour + 1) * hour}`]);
+    });
+  });
+
   it("a worker's start builds it again too (an unchanged scheduler is otherwise left alone)", async () => {
     await applySchedules(q.redis, q.queues, [NIGHTLY], { root: q.prefix, logger: silentLogger });
     const lost = await loseNext(NIGHTLY, 'hash');
