@@ -31,7 +31,7 @@
 //   BENCH_SYNC_1M=1                        also 1,000,000 listings in one chatbot (seeded at 0 ms latency, then reruns at 20 ms)
 //   BENCH_SEED_AT=200000                   sizes from which the first sync seeds at BENCH_SEED_LATENCY_MS (default 1,000,000)
 //   BENCH_SYNC_SKIP_FIRST=1                the first sync only seeds the chatbot for the reruns (at BENCH_SEED_LATENCY_MS, not judged,
-//                                          no bare writing client): the rerun rows alone, in about half the time
+//                                          no bare writing client): the rerun rows alone
 //   BENCH_PROF=dir                         a CPU profile of each feedsync run, dir/sync-<listings>-<scenario>.cpuprofile (slower);
 //                                          the build is kept in dir/build (profile-summary.mjs names the bundle's functions through its source maps)
 //   BENCH_TSX=1                            the feedsync runs through tsx (the sources), not compiled
