@@ -11,6 +11,10 @@
 //   node test/bench/profile-summary.mjs FILE.cpuprofile --callers=writeSync  the stacks to writeSync
 //   node test/bench/profile-summary.mjs FILE.cpuprofile --last=5             only the profile's last 5 s (a worker's
 //                                                                             last ticks, its profile written at its exit)
+//   node test/bench/profile-summary.mjs FILE.cpuprofile --from=1.2 --to=2    only from 1.2 s to 2 s after the profile's start
+//                                                                             (a run's stretch after its last page: its report's remoteMs)
+//   node test/bench/profile-summary.mjs FILE.cpuprofile --inclusive          the time under each function (itself and what it
+//                                                                             called, once a stack), not its self time
 import { existsSync, readFileSync } from 'node:fs';
 import { SourceMap } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +27,10 @@ if (!file) {
 const callers = args.find((a) => a.startsWith('--callers='))?.slice('--callers='.length);
 const top = Number(args.find((a) => /^\d+$/.test(a)) ?? 40);
 const last = Number(args.find((a) => a.startsWith('--last='))?.slice('--last='.length) ?? Infinity);
+/** seconds from the profile's start: the samples between them only */
+const from = Number(args.find((a) => a.startsWith('--from='))?.slice('--from='.length) ?? 0);
+const to = Number(args.find((a) => a.startsWith('--to='))?.slice('--to='.length) ?? Infinity);
+const inclusive = args.includes('--inclusive');
 const profile = JSON.parse(readFileSync(file, 'utf8'));
 const maps = new Map();
 /** The source map beside a script (a bundle's chunk.js.map), or undefined. */
@@ -51,7 +59,8 @@ let at = profile.startTime;
 profile.samples.forEach((id, i) => {
   const dt = profile.timeDeltas[i] ?? 0;
   at += dt;
-  if (at < profile.endTime - last * 1e6) return;
+  if (at < profile.endTime - last * 1e6 || at < profile.startTime + from * 1e6 || at > profile.startTime + to * 1e6)
+    return;
   self.set(id, (self.get(id) ?? 0) + dt);
   total += dt;
 });
@@ -84,9 +93,13 @@ if (callers) {
   const files = new Map();
   for (const [id, us] of self) {
     const cf = byId.get(id).callFrame;
-    fns.set(nameOf(cf), (fns.get(nameOf(cf)) ?? 0) + us);
     files.set(fileOf(cf), (files.get(fileOf(cf)) ?? 0) + us);
+    // (inclusive: the sample counts for every function on its stack, a recursive one once)
+    const names = new Set([nameOf(cf)]);
+    for (let x = parent.get(id); inclusive && x !== undefined; x = parent.get(x))
+      names.add(nameOf(byId.get(x).callFrame));
+    for (const name of names) fns.set(name, (fns.get(name) ?? 0) + us);
   }
-  show('self time by function', fns, top);
+  show(inclusive ? 'time under each function' : 'self time by function', fns, top);
   show('self time by file', files, Math.min(top, 30));
 }

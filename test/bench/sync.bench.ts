@@ -30,6 +30,8 @@
 //   BENCH_LATENCY_MS=10                    the emulator's latency a request (default 20)
 //   BENCH_SYNC_1M=1                        also 1,000,000 listings in one chatbot (seeded at 0 ms latency, then reruns at 20 ms)
 //   BENCH_SEED_AT=200000                   sizes from which the first sync seeds at BENCH_SEED_LATENCY_MS (default 1,000,000)
+//   BENCH_SYNC_SKIP_FIRST=1                the first sync only seeds the chatbot for the reruns (at BENCH_SEED_LATENCY_MS, not judged,
+//                                          no bare writing client): the rerun rows alone
 //   BENCH_PROF=dir                         a CPU profile of each feedsync run, dir/sync-<listings>-<scenario>.cpuprofile (slower);
 //                                          the build is kept in dir/build (profile-summary.mjs names the bundle's functions through its source maps)
 //   BENCH_TSX=1                            the feedsync runs through tsx (the sources), not compiled
@@ -100,6 +102,8 @@ const SIZES = [
 const PEERS = process.env.BENCH_PEERS !== '0';
 const SEED_AT = Number(process.env.BENCH_SEED_AT ?? 1_000_000);
 const SEED_LATENCY_MS = Number(process.env.BENCH_SEED_LATENCY_MS ?? 0);
+/** BENCH_SYNC_SKIP_FIRST=1: the first sync of every size seeds (as at SEED_AT), without its bare writing client */
+const SKIP_FIRST = process.env.BENCH_SYNC_SKIP_FIRST === '1';
 /** BENCH_HEAP_MB: --max-old-space-size of the feedsync runs (default: node's own; the memory targets are judged only then) */
 const HEAP_MB = process.env.BENCH_HEAP_MB;
 const RSS_TARGET_MB = (n: number): number | undefined =>
@@ -321,7 +325,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
     // paging reads until a short page (VirtualCount is only a hint), so a list that fills its last
     // page whole takes one more, empty, page to end
     const pages = (remote: number) => Math.floor(remote / PAGE_SIZE) + 1;
-    const seeding = n >= SEED_AT;
+    const seeding = n >= SEED_AT || SKIP_FIRST;
     const scenarios = [
       {
         scenario: seeding ? `first sync (seeding at ${SEED_LATENCY_MS} ms)` : 'first sync',
@@ -375,6 +379,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
       const e0 = await emulatorCpu(emulator);
       // (the emulator's CPU over the process: over both runs of the worker row)
       out.push({ ...scenarioProcess(task), emulatorCpuMs: (await emulatorCpu(emulator)) - e0 });
+      // (a first sync that seeds has no bare writing client: its scenario is named for the seeding)
       if (s.scenario === 'first sync') out.push(await bareWriting(emulator, { n, url, dir, feed }, s.latencyMs));
       if (!peers || s.runs > 1) continue;
       for (const [tool, chatbot, run] of [
