@@ -48,7 +48,7 @@ export class ChatbotListings {
       const byValue = this.byKey[field];
       const ids = byValue.get(listing[field]);
       if (ids) ids.add(listing.ID);
-      else byValue.set(listing[field], new Set([listing.ID]));
+      else byValue.set(listing[field], new Set<number>().add(listing.ID));
     }
   }
 

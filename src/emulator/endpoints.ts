@@ -51,14 +51,14 @@ export function envelopeJson(reply: Exclude<Reply, { kind: 'stream' }>): string 
   // Data first, as JSON.stringify of the whole envelope puts it; a 'json' reply's Data is spliced in as it is
   const data =
     reply.kind === 'json' ? reply.json : (JSON.stringify(reply.kind === 'data' ? reply.data : null) ?? 'null');
-  const rest = JSON.stringify({
-    Version: '1.0',
-    Success: reply.kind !== 'error',
-    Code: reply.kind === 'error' ? reply.code : 200,
-    Message: reply.kind === 'error' ? reply.message : '',
-  });
-  return `{"Data":${data},${rest.slice(1)}`;
+  return `{"Data":${data},${reply.kind === 'error' ? envelopeRest(reply.code, reply.message) : SUCCESS_REST}`;
 }
+
+/** The envelope's fields after Data, without the opening brace: JSON.stringify's text of them. */
+const envelopeRest = (code: number, message: string, success = false): string =>
+  JSON.stringify({ Version: '1.0', Success: success, Code: code, Message: message }).slice(1);
+/** (every success ends the same: made once, not per answer) */
+const SUCCESS_REST = envelopeRest(200, '', true);
 export const failure = (code: number, message: string): Extract<Reply, { kind: 'error' }> => ({
   kind: 'error',
   code,

@@ -37,6 +37,7 @@ export function validateListing(candidate: unknown): ValidationResult {
 }
 
 type Check = (v: unknown) => boolean;
+const checks = (byField: Record<string, Check>) => new Map(Object.entries(byField));
 
 /**
  * A non-empty string that zod's trim (JavaScript's String.prototype.trim) leaves as it is. The
@@ -80,7 +81,8 @@ const extension: Check = (v) =>
     (e) => e !== null && typeof e === 'object' && anyText(e.Key) && longText(e.value) && Object.keys(e).length === 2,
   );
 
-const REQUIRED: Record<string, Check> = {
+// (Maps, not objects: a key such as "toString" or "__proto__" in a parsed body must find no check)
+const REQUIRED = checks({
   SerialNumber: text,
   SaleType: oneOf(SALE_TYPES),
   Status: oneOf(STATUSES),
@@ -97,8 +99,8 @@ const REQUIRED: Record<string, Check> = {
   BuildingArea: range(0, LIMITS.area),
   AreaUnit: oneOf(AREA_UNITS),
   ParkingSpots: count(LIMITS.parkingSpots),
-};
-const OPTIONAL: Record<string, Check> = {
+});
+const OPTIONAL = checks({
   Images: images,
   Tours: oneOf(TOURS),
   Description: longText,
@@ -117,8 +119,8 @@ const OPTIONAL: Record<string, Check> = {
   RentPrice: range(0, LIMITS.price),
   SpaceType: oneOf(SPACE_TYPES),
   DepositFee: range(0, LIMITS.price),
-};
-const REQUIRED_COUNT = Object.keys(REQUIRED).length;
+});
+const REQUIRED_COUNT = REQUIRED.size;
 const ORDER = new Map<string, number>(LISTING_FIELDS.map((f, i) => [f, i]));
 
 /** The candidate as zod would return it, when it plainly meets every rule; else undefined. */
@@ -133,13 +135,13 @@ export function quickAccept(candidate: unknown): ListingCreate | undefined {
     const at = ORDER.get(key)!;
     if (at < last) ordered = false;
     last = at;
-    const check = REQUIRED[key];
+    const check = REQUIRED.get(key);
     if (check) {
       if (!check(v)) return undefined;
       required++;
       continue;
     }
-    const opt = OPTIONAL[key];
+    const opt = OPTIONAL.get(key);
     if (!opt || v === undefined || !opt(v)) return undefined;
   }
   if (required !== REQUIRED_COUNT) return undefined;

@@ -118,6 +118,23 @@ describe('validateListing', () => {
     expect(accepted).toBeGreaterThan(100);
     expect(updates).toBeGreaterThan(30);
   });
+
+  it("quickAccept takes a key named as Object.prototype's members (toString, __proto__) for the unknown key it is", () => {
+    // a body JSON.parse made (the emulator's case): "__proto__" is an own key there, not the prototype
+    const { MLSNumber: _left, ...missingOne } = good;
+    for (const key of ['toString', 'constructor', 'hasOwnProperty', 'valueOf', '__proto__']) {
+      for (const c of [
+        JSON.parse(`{${JSON.stringify(good).slice(1, -1)},"${key}":"x"}`),
+        JSON.parse(`{${JSON.stringify(missingOne).slice(1, -1)},"${key}":"x"}`),
+        JSON.parse(`{"${key}":{},${JSON.stringify(good).slice(1)}`),
+      ]) {
+        expect(Object.hasOwn(c, key)).toBe(true);
+        expect(ListingCreate.safeParse(c).success).toBe(false);
+        expect(quickAccept(c)).toBeUndefined();
+        expect(quickAcceptUpdate({ ...c, Key: 'M1', KeyType: 'MLSNumber' })).toBeUndefined();
+      }
+    }
+  });
 });
 
 describe('validateListing refuses what a chatbot must never show (issue 9.6)', () => {
