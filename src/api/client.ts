@@ -20,7 +20,9 @@ import {
   ListingCreate,
   ListingUpdate,
   ListRequest,
+  quickCreateData,
   quickListData,
+  quickUpdateData,
   UpdateListingData,
   type EndpointName,
 } from './schemas.js';
@@ -46,9 +48,15 @@ export function createApiClient(opts: ApiClientOptions): ChatbotApi {
     askStream: (req, call) => askStream(c, req, call),
     // a listing the mapping validated passes the quick check: one zod parse per listing at most
     createListing: (listing, call) =>
-      post(c, 'create', ListingCreate, listing, CreateListingData, call, { request: quickAccept }),
+      post(c, 'create', ListingCreate, listing, CreateListingData, call, {
+        request: quickAccept,
+        data: quickCreateData,
+      }),
     updateListing: (listing, call) =>
-      post(c, 'update', ListingUpdate, listing, UpdateListingData, call, { request: quickAcceptUpdate }),
+      post(c, 'update', ListingUpdate, listing, UpdateListingData, call, {
+        request: quickAcceptUpdate,
+        data: quickUpdateData,
+      }),
     // a page that plainly is one is not copied item by item by zod
     listListings: (req, call) => post(c, 'list', ListRequest, req, ListData, call, { data: quickListData }),
     listListingsAs: (req, decoder, call) => listListingsAs(c, req, decoder, call),

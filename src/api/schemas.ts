@@ -175,6 +175,16 @@ const LIST_ITEM_MEMBERS = Object.entries(ListItem.shape).map(([k, v]) => [k, v i
 const isInt = (v: unknown) => Number.isSafeInteger(v);
 
 /**
+ * A create's Data (the new listing's ID) as CreateListingData.parse returns it, when it is a
+ * string; anything else undefined, for zod to decide and name (every create's answer is one: no
+ * zod parse a write). test/api/write-data.test.ts holds the two to the same answers.
+ */
+export const quickCreateData = (data: unknown): string | undefined => (typeof data === 'string' ? data : undefined);
+
+/** An update's Data (the listings it updated) as UpdateListingData.parse returns it, when it is a safe integer; else undefined (zod decides). */
+export const quickUpdateData = (data: unknown): number | undefined => (isInt(data) ? (data as number) : undefined);
+
+/**
  * A list page's Data as ListData.parse would return it, when it plainly is one (every item holds
  * exactly ListItem's members, in its order, of its types): the page is then not copied item by
  * item. Anything else (an extra member, another order, a wrong type) returns undefined and zod

@@ -318,7 +318,8 @@ export function memoryBackend(): BudgetBackend {
     let m = leases.get(key);
     if (!m) leases.set(key, (m = new Map()));
     const now = Date.now();
-    for (const [id, exp] of m) if (exp <= now) m.delete(id);
+    // (forEach, not for-of: no [id, exp] array made per lease and per call, 1.5 KB a call at 16 in flight)
+    m.forEach((exp, id) => exp <= now && m.delete(id));
     return m;
   };
   return {
@@ -375,7 +376,7 @@ function fullFor(log: SlidingLog, points: number, span: number, now: number): nu
     if (at > now - span) break;
     answered.delete(id);
   }
-  for (const [id, until] of held) if (until <= now - span) held.delete(id);
+  held.forEach((until, id) => until <= now - span && held.delete(id));
   const n = answered.size + held.size;
   if (n < points) return undefined;
   // the entry that must leave for one more: an answered one's time, or a held one's (now at the earliest)

@@ -62,6 +62,7 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
   let learned: Partial<Record<WindowName, number>> = {};
   let learnedAt = -Infinity;
   const parts: BudgetParts = { backend, key, opts };
+  const callId = callIds();
   // Takes Redis left unanswered (or refused): one that waited its turn behind such a take fails with
   // its error, not another bound's wait in turn (20 writes waiting were 20 x 15 s).
   let unanswered = 0;
@@ -106,7 +107,7 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
         if (lastUnanswered && unanswered !== behind) throw lastUnanswered;
         const { windows, sliding, fixed } = await currentShape();
         const req: TakeRequest = {
-          id: randomUUID(),
+          id: callId(),
           ...(limits.concurrency && { lease: { limit: limits.concurrency, ttlMs: LEASE_TTL_MS } }),
           sliding,
           heldMs: HELD_MS,
@@ -139,6 +140,17 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
     },
     pause: () => backend.readPause(key),
   };
+}
+
+/**
+ * A budget's call ids: a random UUID for the budget, then a count. Unique across processes as a
+ * UUID a call would be (each budget, in each process, has a UUID of its own), without one made a
+ * call: randomUUID's string was about 4% of what a first sync's calls allocate.
+ */
+export function callIds(): () => string {
+  const prefix = randomUUID() + '.';
+  let n = 0;
+  return () => prefix + (++n).toString(36);
 }
 
 /** The windows a call takes: each one's limit (configured, or learned when lower), the sliding ones as the backend takes them, the fixed ones. */

@@ -16,7 +16,10 @@ export interface InvalidText {
 
 /** The first field of a listing whose value holds U+FFFD (in a string, or in a list's or object's strings), or undefined. */
 export function invalidTextField(listing: object): string | undefined {
-  for (const [field, value] of Object.entries(listing)) if (holdsReplacement(value)) return field;
+  // (its keys, not Object.entries: the same fields in the same order, without a [field, value]
+  // array each: 1.2 KB a listing, the most any one step of a first sync's read allocated)
+  const values = listing as Record<string, unknown>;
+  for (const field of Object.keys(values)) if (holdsReplacement(values[field])) return field;
   return undefined;
 }
 

@@ -27,6 +27,7 @@
 //   npm run bench -- sync                  sizes 10k (with the naive peers) and 100k, each in a child process
 //   BENCH_SYNC_SIZES=20000,100000          other sizes; the peers run at the smallest
 //   BENCH_PEERS=0                          feedsync only
+//   BENCH_FIRST_ONLY=1                     the first sync only (with its bare writing client), no reruns
 //   BENCH_LATENCY_MS=10                    the emulator's latency a request (default 20)
 //   BENCH_SYNC_1M=1                        also 1,000,000 listings in one chatbot (seeded at 0 ms latency, then reruns at 20 ms)
 //   BENCH_SEED_AT=200000                   sizes from which the first sync seeds at BENCH_SEED_LATENCY_MS (default 1,000,000)
@@ -100,6 +101,8 @@ const SIZES = [
   ]),
 ];
 const PEERS = process.env.BENCH_PEERS !== '0';
+/** BENCH_FIRST_ONLY=1: only the first sync (and the bare writing client beside it) */
+const FIRST_ONLY = process.env.BENCH_FIRST_ONLY === '1';
 const SEED_AT = Number(process.env.BENCH_SEED_AT ?? 1_000_000);
 const SEED_LATENCY_MS = Number(process.env.BENCH_SEED_LATENCY_MS ?? 0);
 /** BENCH_SYNC_SKIP_FIRST=1: the first sync of every size seeds (as at SEED_AT), without its bare writing client */
@@ -356,7 +359,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
       },
     ];
     const out: Row[] = [];
-    for (const s of scenarios) {
+    for (const s of FIRST_ONLY ? scenarios.slice(0, 1) : scenarios) {
       await writeFeed(
         join(dir, 'feed.csv'),
         generateCsv(s.rows, { changeRate: s.changeRate, changeSeed: s.changeSeed ?? 2 }),

@@ -2,9 +2,15 @@
 // must give what zod's ListingCreate gives, and the mapping's plain-copy rule what its general
 // rule gives — whitespace included: JavaScript's trim (zod's) removes a no-break space, U+2003,
 // U+FEFF..., not only ASCII blanks.
+import { hash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readFingerprintV2, readFingerprintV2Reference, readSha1Base64url } from '../../src/listing/fingerprint.js';
+import {
+  readFingerprintV2,
+  readFingerprintV2Reference,
+  readSha1Base64url,
+  sha1Bytes,
+} from '../../src/listing/fingerprint.js';
 import { isWebUrl, LIMITS, ListingCreate, parsesAsWebUrl } from '../../src/listing/schema.js';
 import { validateListing } from '../../src/listing/validate.js';
 import { compileMapping } from '../../src/mapping/compile.js';
@@ -139,6 +145,22 @@ describe('fast paths agree with the rule', () => {
       }),
       { numRuns: 20_000 },
     );
+  });
+
+  it('sha1Bytes (the digest as latin1, written into a Buffer) gives the bytes of hash(..., "buffer"), for any text', () => {
+    // (any UTF-16: lone surrogates, which UTF-8 encoding replaces, astral characters, NUL)
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (text) => {
+        const bytes = sha1Bytes(text);
+        expect(Buffer.isBuffer(bytes)).toBe(true);
+        expect(bytes.equals(hash('sha1', text, 'buffer'))).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+    // each Buffer its own: one answer is not overwritten by the next
+    const a = sha1Bytes('a');
+    sha1Bytes('b');
+    expect(a.equals(hash('sha1', 'a', 'buffer'))).toBe(true);
   });
 
   it('quickAccept gives what zod gives, for any text field with any whitespace at its edges', () => {

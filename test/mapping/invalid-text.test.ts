@@ -1,5 +1,6 @@
 // A listing holding U+FFFD (bytes not valid in the feed's encoding): found in any string of it, nested
 // or not; counted with the first place and field; the warning names the encoding and the setting.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { FeedConfig } from '../../src/config/schema.js';
 import { countInvalidText, encodingOf, invalidTextField, invalidTextWarning } from '../../src/mapping/invalid-text.js';
@@ -14,6 +15,25 @@ describe('invalid text in a listing', () => {
     expect(invalidTextField({ MLSNumber: 'A1', City: 'Caf\uFFFD', Address: 'Pi\uFFFDa' })).toBe('City');
     expect(invalidTextField({ Images: ['https://x.test/1.jpg', 'https://x.test/\uFFFD.jpg'] })).toBe('Images');
     expect(invalidTextField({ Agent: { Name: 'Jos\uFFFD' }, Bedrooms: null })).toBe('Agent');
+  });
+
+  it('names the field the rule by Object.entries names, for any object (its keys walked, no pair made each)', () => {
+    const rule = (listing: object) =>
+      Object.entries(listing).find(([, v]) => JSON.stringify(v)?.includes('\uFFFD'))?.[0];
+    const text = fc.oneof(fc.string({ maxLength: 4 }), fc.constantFrom('\uFFFD', 'Caf\uFFFD', ''));
+    const value = fc.oneof(
+      text,
+      fc.integer(),
+      fc.constant(null),
+      fc.array(text, { maxLength: 3 }),
+      fc.dictionary(fc.string({ maxLength: 3 }), text, { maxKeys: 3 }),
+    );
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ maxLength: 6 }), value, { maxKeys: 8 }), (listing) => {
+        expect(invalidTextField(listing)).toBe(rule(listing));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('counts the listings, keeping the first one place and field; the place is asked for only once', () => {

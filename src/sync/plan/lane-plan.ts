@@ -239,10 +239,12 @@ function readStep(st: PlanState) {
   };
   /** whether a record's stamp, taken against the copy and fingerprint the chatbot holds now, is the one stored */
   const inStepSince = (seed: string, key: string, text: string): boolean => {
-    const stored = storedStamp(key);
-    if (stored === undefined) return false;
+    // (the chatbot's copy first: it is in memory, and a key it does not hold, each of a first
+    // sync's, then costs no read of the state file for its stamp)
     const copy = remote.stampInputs(key);
-    return copy !== undefined && stampOf(seed, text, copy.hash, copy.fingerprint) === stored;
+    if (copy === undefined) return false;
+    const stored = storedStamp(key);
+    return stored !== undefined && stampOf(seed, text, copy.hash, copy.fingerprint) === stored;
   };
   const remembered = (item: FeedItem, key: string, text: string): RememberedListing => {
     const entry: RememberedListing = { key, position: item.position, item, text };
