@@ -347,7 +347,7 @@ async function runSize(n: number, peers: boolean): Promise<Row[]> {
         runs: 1,
       },
       { scenario: NO_CHANGE, rows: kept, changeRate: CHANGED, minimum: pages(kept), latencyMs: LATENCY_MS, runs: 1 },
-      // (a worker's nightly case: its first run writes another 1% (changeSeed 3), so the second's pages hold listings its page echo has not seen)
+      // (a worker's nightly case: its first run writes seed 3's 1% and puts seed 2's 1% back (570 listings at 30k), so the second's pages hold listings its page echo has not seen)
       {
         scenario: WORKER,
         rows: kept,
@@ -962,7 +962,7 @@ function print(rows: Row[]): void {
       `sync: emulator in a child process with ${LATENCY_MS} ms latency a request; concurrency ${CONCURRENCY} (the peers too), PageSize ${PAGE_SIZE}, delete batches of ${BATCH_SIZE}`,
       `ratePerSecond 10,000 (16 × 1000 ms / ${LATENCY_MS} ms = ${Math.round((16 * 1000) / LATENCY_MS)} calls/s at most) so the token bucket does not dominate; bound = calls × latency / concurrency; CPU ms = this process; emulator CPU ms = the emulator's process (both share this machine's ${availableParallelism()} cores)`,
       `targets (feedsync): calls = minimum (list pages + changed writes + delete batches); wall ≤ 1.2 × bound for a first sync, ≤ 1.25 × for a 1% rerun, ≤ 2 × for a no-change rerun (2.5 × at 1M); peak RSS < 400 MB at 100k, < 1,536 MB (1.5 GB) at 1M, with node's default heap settings${HEAP_MB ? ` (not judged: BENCH_HEAP_MB=${HEAP_MB})` : ''}`,
-      `each feedsync row is a new process, as a cron \`feedsync sync\` runs (the page echo read back from the files the run before left, up to ${ECHO_ROWS.toLocaleString('en-US')} listings), its peak RSS its own, running ${TSX ? 'the TypeScript sources through tsx (BENCH_TSX=1)' : 'the code compiled by tsc and bundled (scripts/bundle.js), as `npm run build` builds it and bin/feedsync.js runs it'}; "${WORKER}": two runs in one process as a queue worker runs them (the page echo in memory, no files): the first writes another 1% of the listings, the second changes nothing; the second's figures, the peak over both`,
+      `each feedsync row is a new process, as a cron \`feedsync sync\` runs (the page echo read back from the files the run before left, up to ${ECHO_ROWS.toLocaleString('en-US')} listings), its peak RSS its own, running ${TSX ? 'the TypeScript sources through tsx (BENCH_TSX=1)' : 'the code compiled by tsc and bundled (scripts/bundle.js), as `npm run build` builds it and bin/feedsync.js runs it'}; "${WORKER}": two runs in one process as a queue worker runs them (the page echo in memory, no files): the first writes about 2% of the listings (seed 3's changes, and seed 2's put back), the second changes nothing; the second's figures, the peak over both`,
       '',
       line(head),
       ...body.map(line),

@@ -14,6 +14,7 @@ import { createBudget, credentialKey, memoryBackend, redisBackend, type Budget }
 import { startFakeMls, type FakeMls } from '../helpers/fake-mls.js';
 import { busiestWindow } from '../queue/deploy.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const PER_SECOND = 3;
 const CALLS = 15;
@@ -41,7 +42,7 @@ async function calls(budgets: Budget[], token: string): Promise<void> {
       const permit = await budgets[i % budgets.length]!.acquire();
       try {
         if (i % 3 === 0) await new Promise((r) => setTimeout(r, HELD_MS));
-        const res = await fetch(`${mls.url}/feeds/x.csv`, { headers: { authorization: `Bearer ${token}` } });
+        const res = await freshFetch(`${mls.url}/feeds/x.csv`, { headers: { authorization: `Bearer ${token}` } });
         await res.text();
       } finally {
         permit.release();

@@ -13,6 +13,7 @@ import type { TestEmulator } from '../helpers/emulator.js';
 import { throwawayRedis, type ThrowawayRedis } from '../server/redis-server.js';
 import { feedsync } from '../settings/run-cli.js';
 import { badRows, createStory, goodRows, runIdOf, useUndoEmulator } from '../undo/helpers.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 let te: TestEmulator;
 const { dirs } = useUndoEmulator((t) => (te = t));
@@ -37,7 +38,7 @@ beforeEach(async () => {
         Object.entries(req.headers).filter((e): e is [string, string] => typeof e[1] === 'string' && e[0] !== 'host'),
       );
       const body = chunks.length ? Buffer.concat(chunks) : undefined;
-      fetch(te.url + req.url, { method: req.method, headers, body })
+      freshFetch(te.url + req.url, { method: req.method, headers, body })
         .then(async (r) => {
           res.writeHead(r.status, { 'content-type': r.headers.get('content-type') ?? 'application/json' });
           res.end(Buffer.from(await r.arrayBuffer()));

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/errors.js';
 import { sampleListing, startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 let t: TestEmulator;
 beforeAll(async () => {
@@ -89,7 +90,7 @@ describe('emulator: ClientAsk', () => {
   it('sessions: a chosen sessionID can be registered (for a config smoke sessionId), unknown ones fail', async () => {
     expect(t.emulator.createSession('SN-1', 1001)).toBe(1001);
     await expect(t.api.ask({ sessionID: 1001, content: 'homes?' })).resolves.toBeDefined();
-    const res = await fetch(`${t.url}/__emulator/sessions`, {
+    const res = await freshFetch(`${t.url}/__emulator/sessions`, {
       method: 'POST',
       body: JSON.stringify({ serialNumber: 'SN-1', sessionID: 5000 }),
     });

@@ -8,6 +8,7 @@ import { ConfigError } from '../../src/errors.js';
 import { startEmulator } from '../../src/emulator/index.js';
 import { sampleListing, startTestEmulator, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { rawPost } from '../helpers/raw-post.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const open: TestEmulator[] = [];
 const dirs: string[] = [];
@@ -138,7 +139,7 @@ describe('emulator: admin paths', () => {
       .client({ sessionKey: 'wrong-key-0000' })
       .listListings({ SerialNumber: 'SN-1' })
       .catch(() => undefined);
-    const listed = (await (await fetch(`${t.url}/__emulator/listings?serialNumber=SN-1`)).json()) as {
+    const listed = (await (await freshFetch(`${t.url}/__emulator/listings?serialNumber=SN-1`)).json()) as {
       serialNumber: string;
       listings: Array<{ MLSNumber: string; ID: number }>;
     };
@@ -153,7 +154,7 @@ describe('emulator: admin paths', () => {
     });
     await t.reset();
     expect(await t.listings('SN-1')).toEqual([]);
-    expect((await fetch(`${t.url}/__emulator/listings`)).status).toBe(400);
-    expect((await fetch(`${t.url}/__emulator/nope`)).status).toBe(404);
+    expect((await freshFetch(`${t.url}/__emulator/listings`)).status).toBe(400);
+    expect((await freshFetch(`${t.url}/__emulator/nope`)).status).toBe(404);
   });
 });

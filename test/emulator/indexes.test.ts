@@ -13,6 +13,7 @@ import { mulberry32 } from '../../src/emulator/prng.js';
 import type { StoredListing } from '../../src/emulator/chatbot-listings.js';
 import { sampleListing, startTestEmulator, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { rawPost } from '../helpers/raw-post.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const open: TestEmulator[] = [];
 const dirs: string[] = [];
@@ -60,7 +61,7 @@ describe('emulator list pages', () => {
         sampleListing({ MLSNumber: `M${i}`, Description: `“${i}” ü \\ "q"`, Images: [`https://i/${i}.jpg`] }),
       );
     const page = async () => {
-      const res = await fetch(t.url + ENDPOINTS.list, {
+      const res = await freshFetch(t.url + ENDPOINTS.list, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'chatrobot-sessionkey': TEST_SESSION_KEY },
         body: JSON.stringify({ SerialNumber: 'SN-1', PageNumber: 1, PageSize: 4 }),

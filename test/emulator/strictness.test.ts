@@ -10,6 +10,7 @@ import {
   type TestEmulator,
 } from '../helpers/emulator.js';
 import { rawPost } from '../helpers/raw-post.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 let t: TestEmulator;
 beforeAll(async () => {
@@ -104,7 +105,7 @@ describe('emulator: HTTP rules', () => {
     expect(res.body.Message).toBe('chatbot SN-9 not found');
     const edit = await rawPost(t.url + ENDPOINTS.edit, { serialNumber: 'SN-9' }, AUTH);
     expect(edit.status).toBe(404);
-    const session = await fetch(t.url + '/__emulator/sessions', {
+    const session = await freshFetch(t.url + '/__emulator/sessions', {
       method: 'POST',
       body: JSON.stringify({ serialNumber: 'SN-9' }),
     });

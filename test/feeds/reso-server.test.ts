@@ -1,6 +1,7 @@
 // The test OData server itself behaves as the field notes describe (the reader's tests rely on it).
 import { afterEach, describe, expect, it } from 'vitest';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 let server: ResoServer | undefined;
 afterEach(async () => {
@@ -9,7 +10,7 @@ afterEach(async () => {
 });
 
 type Page = { value: Array<Record<string, unknown>>; '@odata.nextLink'?: string };
-const page = async (url: string) => (await (await fetch(url)).json()) as Page;
+const page = async (url: string) => (await (await freshFetch(url)).json()) as Page;
 const rec = (key: string, ts: string, extra: Record<string, unknown> = {}) => ({
   ListingKey: key,
   ModificationTimestamp: ts,
@@ -24,7 +25,7 @@ describe('the test OData server', () => {
       quota: { perMinute: 2, perHour: 7200 },
     });
     const answers = [];
-    for (let i = 0; i < 3; i++) answers.push(await fetch(`${server.url}/Property`));
+    for (let i = 0; i < 3; i++) answers.push(await freshFetch(`${server.url}/Property`));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
     expect(answers[0]!.headers.get('minute-quota-limit')).toBe('2');
     expect(answers[0]!.headers.get('hour-quota-limit')).toBe('7200');
@@ -47,7 +48,7 @@ describe('the test OData server', () => {
     server.remove('C');
     const second = await page(first['@odata.nextLink']!);
     expect(second.value).toEqual([]); // B shifted onto the page already read: $skip lost it
-    const bad = await fetch(`${server.url}/Property?$filter=${encodeURIComponent('NoSuchField eq 1')}`);
+    const bad = await freshFetch(`${server.url}/Property?$filter=${encodeURIComponent('NoSuchField eq 1')}`);
     expect(bad.status).toBe(400);
   });
 });

@@ -1,10 +1,11 @@
 // Starts an emulator on a free port with a client built for it (fast retries), for integration tests.
-import { Agent, request } from 'undici';
+import { request } from 'undici';
 import { createApiClient } from '../../src/api/client.js';
 import type { ApiClientOptions, ChatbotApi } from '../../src/api/types.js';
 import type { ListingCreate } from '../../src/listing/schema.js';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/index.js';
 import type { StoredListing } from '../../src/emulator/chatbot-listings.js';
+import { ONE_CONNECTION_A_CALL } from './fresh-fetch.js';
 
 export const TEST_SECRET_KEY = 'test-secret-key-0123';
 export const TEST_SESSION_KEY = 'test-session-key-4567';
@@ -22,14 +23,9 @@ export interface TestEmulator {
   close(): Promise<void>;
 }
 
-// The admin calls, each on a connection of its own (pipelining 0: no keep-alive). A kept-alive one
-// was reset under a test whose event loop was held past the emulator's keep-alive timeout (5 s, node's
-// default): the server's timer, due already, closed the socket as the client sent on it, the client's
-// own idle timer (undici's, ticking once a second) not run yet; fetch failed, ECONNRESET. Seen in
-// push-settings.emulator.test.ts on Node 22, 5 of 15 runs at load 20-29 on 2 cores, the test taking
-// 5.8-12 s (any long synchronous step does it: a first use of the language table did, before its names
-// were recorded, src/settings/languages.ts). The API client's calls retry a reset; these did not.
-const ONE_CONNECTION_A_CALL = new Agent({ pipelining: 0 });
+// The admin calls, each on a connection of its own (fresh-fetch.ts says why). Seen reset when kept
+// alive in push-settings.emulator.test.ts on Node 22, 5 of 15 runs at load 20-29 on 2 cores, the test
+// taking 5.8-12 s. The API client's calls retry a reset; these did not.
 
 /** An answer of the emulator's admin at `url` (`/__emulator/...`), typed as its admin.ts writes them (a test of admin.ts checks them). */
 export async function emulatorAdmin<T>(url: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {

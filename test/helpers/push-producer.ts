@@ -21,6 +21,8 @@
 // - the RCP names no event types and no payload (a vendor may add `Data`): feedsync reads neither and
 //   fetches every record named from the source by key, so a forged or stale event writes nothing the
 //   source does not hold.
+import { freshFetch } from './fresh-fetch.js';
+
 export const RESO_CONTEXT = 'urn:reso:metadata:2.0:resource:entityevent';
 
 export interface PushAnswer {
@@ -56,7 +58,7 @@ export async function pushRaw(
   body: string,
   headers: Record<string, string> = {},
 ): Promise<PushAnswer> {
-  const res = await fetch(url, {
+  const res = await freshFetch(url, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',

@@ -1,4 +1,5 @@
 // POST to the emulator by hand (no client): to see exactly what goes over the wire.
+import { freshFetch } from './fresh-fetch.js';
 export interface RawAnswer {
   status: number;
   headers: Headers;
@@ -22,7 +23,7 @@ export async function rawPost(
   headers: Record<string, string> = {},
   method = 'POST',
 ): Promise<RawAnswer> {
-  const res = await fetch(url, {
+  const res = await freshFetch(url, {
     method,
     headers: { 'content-type': 'application/json', ...headers },
     body: method === 'GET' ? undefined : typeof body === 'string' ? body : JSON.stringify(body),

@@ -2,6 +2,7 @@
 import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { freshFetch } from './fresh-fetch.js';
 
 /**
  * An HTTP proxy to the emulator that answers 503 to every listing write (create, update, delete)
@@ -27,7 +28,7 @@ export async function refusingWritesOf(
       const headers = Object.fromEntries(
         Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)),
       ) as Record<string, string>;
-      fetch(target + req.url, { method: req.method, headers, ...(body.length && { body }) }).then(
+      freshFetch(target + req.url, { method: req.method, headers, ...(body.length && { body }) }).then(
         async (answer) => {
           res
             .writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' })

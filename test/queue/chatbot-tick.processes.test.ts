@@ -9,6 +9,7 @@ import { startTestEmulator } from '../helpers/emulator.js';
 import { requests, rows, total } from '../sync/helpers/feed.js';
 import { until } from './helpers.js';
 import { useDeployment } from './use-deployment.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const d = useDeployment();
 
@@ -61,12 +62,12 @@ describe('a worker tick that finds three feeds of one chatbot due', () => {
     }
 
     // per-feed metrics: each feed's created listings under its own label
-    const metrics = await (await fetch(`http://127.0.0.1:${worker.port}/metrics`)).text();
+    const metrics = await (await freshFetch(`http://127.0.0.1:${worker.port}/metrics`)).text();
     for (const f of ['f0', 'f1', 'f2'])
       expect(metrics).toContain(`feedsync_listings_total{feed="${f}",op="created"} 30`);
 
     // the status page: each feed's next run is its group's scheduler's
-    const status = await (await fetch(`http://127.0.0.1:${worker.port}/status`)).text();
+    const status = await (await freshFetch(`http://127.0.0.1:${worker.port}/status`)).text();
     const schedulers = new Map((await d.queues.sync.getJobSchedulers()).map((s) => [s.key, s.next]));
     expect([...schedulers.keys()].sort()).toEqual(['sync:f0+f1+f2', 'sync:other']);
     const next = (id: string) => new Date(schedulers.get(id)!).toISOString().replace('T', ' ').slice(0, 19);

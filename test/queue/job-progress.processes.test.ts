@@ -16,6 +16,7 @@ import { RunProgress } from '../../src/sync/index.js';
 import { startTestEmulator } from '../helpers/emulator.js';
 import { useDeployment } from './use-deployment.js';
 import { until } from './helpers.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const d = useDeployment();
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -69,7 +70,7 @@ describe('a running sync reports its progress', () => {
     const shown = await until(
       '/status to show the running feed with its progress',
       async () => {
-        const status = await (await fetch(`http://127.0.0.1:${w.port}/status`)).text();
+        const status = await (await freshFetch(`http://127.0.0.1:${w.port}/status`)).text();
         return (
           /<span class="state running">running<\/span> <span class="progress">writing (\d+)\/200 \(\d+%\)(, about \d+ (s|min) left)?<\/span>/.exec(
             status,

@@ -10,6 +10,7 @@ import { startTestEmulator } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
 import { csv, rows } from '../sync/helpers/feed.js';
 import { useDeployment } from './use-deployment.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const d = useDeployment();
 
@@ -58,11 +59,11 @@ describe('outcome names through the queue', () => {
     }
     expect(await d.queues.sync.getJobCounts('failed', 'completed')).toEqual({ failed: 0, completed: 3 });
 
-    const metrics = await (await fetch(`http://127.0.0.1:${w.port}/metrics`)).text();
+    const metrics = await (await freshFetch(`http://127.0.0.1:${w.port}/metrics`)).text();
     for (const outcome of ['ok', 'guard', 'rejected'])
       expect(metrics).toContain(`feedsync_runs_total{job="listing-sync",outcome="${outcome}"} 1`);
     expect(metrics).toContain('feedsync_queue_jobs{queue="listing-sync",state="failed"} 0');
-    const status = await (await fetch(`http://127.0.0.1:${w.port}/status`)).text();
+    const status = await (await freshFetch(`http://127.0.0.1:${w.port}/status`)).text();
     expect(status).toContain('rejected');
     expect(status).toContain('guard');
   }, 120_000);

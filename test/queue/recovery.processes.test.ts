@@ -19,6 +19,7 @@ import { feedsync } from '../settings/run-cli.js';
 import { until } from './helpers.js';
 import { startedOn as startedOnIn, useDeployment } from './use-deployment.js';
 import type { WorkerProcess } from './worker-process.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const d = useDeployment();
 
@@ -69,7 +70,7 @@ async function expectShownRunningOn(a: WorkerProcess, o: { via: WorkerProcess; j
   expect(text.stdout).toMatch(
     new RegExp(`^running now:\\n.*worker\\n.*listing-sync\\s+slow\\s+1/\\d+\\s+${o.jobId}\\s+.+ pid ${pid}\\n`),
   );
-  const status = await (await fetch(`http://127.0.0.1:${o.via.port}/status`)).text();
+  const status = await (await freshFetch(`http://127.0.0.1:${o.via.port}/status`)).text();
   // (its progress, when it has sent one, between the state and the worker)
   expect(status).toMatch(
     new RegExp(
@@ -77,7 +78,7 @@ async function expectShownRunningOn(a: WorkerProcess, o: { via: WorkerProcess; j
     ),
   );
   const ui = (await (
-    await fetch(`http://127.0.0.1:${o.via.port}/ui/api/queues?activeQueue=listing-sync&status=active&page=1`)
+    await freshFetch(`http://127.0.0.1:${o.via.port}/ui/api/queues?activeQueue=listing-sync&status=active&page=1`)
   ).json()) as { queues: Array<{ name: string; jobs: Array<{ id: string; processedBy?: string }> }> };
   const jobs = ui.queues.find((q) => q.name === 'listing-sync')?.jobs ?? [];
   expect(jobs.find((j) => j.id === o.jobId)?.processedBy).toBe(`${hostname()}:${pid}`);

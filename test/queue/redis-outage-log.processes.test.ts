@@ -8,6 +8,7 @@ import { throwawayRedis } from '../server/redis-server.js';
 import { oneFeedDeployment } from './deploy.js';
 import { until } from './helpers.js';
 import { spawnWorker } from './worker-process.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
@@ -20,7 +21,7 @@ it('a Redis away for 4 s: one line per connection, no stack; /healthz 503, then 
   const file = await oneFeedDeployment(`url: "${redis.url}"`, cleanups, { name: 'austin', chatbot: 'SN-O' });
   const w = await spawnWorker(file);
   cleanups.push(() => w.kill('SIGKILL'));
-  const health = async () => (await fetch(`http://127.0.0.1:${w.port}/healthz`)).status;
+  const health = async () => (await freshFetch(`http://127.0.0.1:${w.port}/healthz`)).status;
 
   const before = w.logs().length;
   await redis.stop();

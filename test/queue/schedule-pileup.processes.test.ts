@@ -9,6 +9,7 @@ import { startTestEmulator } from '../helpers/emulator.js';
 import { feedsync } from '../settings/run-cli.js';
 import { until } from './helpers.js';
 import { useDeployment } from './use-deployment.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const d = useDeployment();
 const SCHEDULER = 'sync:big';
@@ -66,7 +67,7 @@ describe('a schedule whose first sync outlasts its interval, on two worker proce
     expect(shown.stdout).toMatch(/skipped .*a run of this schedule already waits behind the running one/);
     let skippedCounted = 0;
     for (const w of workers) {
-      const metrics = await (await fetch(`http://127.0.0.1:${w.port}/metrics`)).text();
+      const metrics = await (await freshFetch(`http://127.0.0.1:${w.port}/metrics`)).text();
       const m = /feedsync_runs_total\{job="listing-sync",outcome="skipped"\} (\d+)/.exec(metrics);
       skippedCounted += Number(m?.[1] ?? 0);
     }

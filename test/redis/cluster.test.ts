@@ -12,6 +12,7 @@ import { startCluster, type TestCluster } from '../helpers/redis-topology.js';
 import { until } from '../queue/helpers.js';
 import { feedsync } from '../settings/run-cli.js';
 import { deploy, FEED, type Deployment } from './deployment.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 let cluster: TestCluster;
 let emu: TestEmulator;
@@ -127,10 +128,10 @@ describe('Redis Cluster', () => {
       await resumeFeeds(d.ops, d.settings.prefix, ALL);
       expect((await pausedFeeds(d.ops, d.settings.prefix)).since.size).toBe(0);
       // the status page reads queues, state and the change log
-      const status = await fetch(`http://127.0.0.1:${w.port}/status`);
+      const status = await freshFetch(`http://127.0.0.1:${w.port}/status`);
       expect(status.status).toBe(200);
       expect(await status.text()).toContain(FEED);
-      const health = await fetch(`http://127.0.0.1:${w.port}/healthz`);
+      const health = await freshFetch(`http://127.0.0.1:${w.port}/healthz`);
       expect(await health.json()).toEqual({ ok: true, redis: 'ok', workers: 'running' });
     } finally {
       await d.close();

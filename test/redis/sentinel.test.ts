@@ -9,6 +9,7 @@ import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { startSentinel, type TestSentinel } from '../helpers/redis-topology.js';
 import { until } from '../queue/helpers.js';
 import { deploy, FEED } from './deployment.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 let group: TestSentinel;
 let emu: TestEmulator;
@@ -56,9 +57,9 @@ describe('Redis Sentinel', () => {
       const watch = (async () => {
         while (watching) {
           // (a probe as an orchestrator's: no answer within its timeout is a failed check too, 0 here)
-          const res = await fetch(`http://127.0.0.1:${w.port}/healthz`, { signal: AbortSignal.timeout(1000) }).catch(
-            () => undefined,
-          );
+          const res = await freshFetch(`http://127.0.0.1:${w.port}/healthz`, {
+            signal: AbortSignal.timeout(1000),
+          }).catch(() => undefined);
           health.push(res?.status ?? 0);
           await new Promise((r) => setTimeout(r, 50));
         }

@@ -16,6 +16,7 @@ import { echoHeaders, startHostile, type HostileServer } from '../helpers/hostil
 import { spawnWorker, type WorkerProcess } from '../queue/worker-process.js';
 import { feedsync } from '../settings/run-cli.js';
 import { COLUMNS, csv, rows } from '../sync/helpers/feed.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const SECRETS = {
   apiKey: 'Q7z', // shorter than 4 characters: masked all the same
@@ -162,7 +163,7 @@ describe('secrets never leave in any output or in Redis', () => {
       ]);
       const runs = await cli('runs --json', ['runs', '--config', join(dir, 'ok.yaml'), '--json']);
       expect(JSON.parse(runs.stdout).runs.length).toBeGreaterThan(2);
-      const ui = await fetch(
+      const ui = await freshFetch(
         `http://127.0.0.1:${worker.port}/ui/api/queues?activeQueue=listing-sync&status=completed&page=1`,
       );
       outputs.push({ what: 'queue UI api', text: await ui.text() });

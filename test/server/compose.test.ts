@@ -15,6 +15,7 @@ import { parse } from 'yaml';
 import { parseConfig } from '../../src/config/load.js';
 import { dropPrefix, REDIS_URL, testRedis, uniquePrefix, until } from '../queue/helpers.js';
 import { freePort } from './redis-server.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 /** What docker-compose.yml gives the worker and the emulator (the emulator's development keys). */
@@ -152,7 +153,7 @@ describe('the compose stack without Docker', () => {
       outcome: 'ok',
     });
 
-    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const metrics = await (await freshFetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toContain('feedsync_runs_total{job="listing-sync",outcome="ok"} 1');
     expect(metrics).toContain('feedsync_listings_total{feed="austin-csv",op="created"} 293');
     expect(metrics).toMatch(/feedsync_feed_last_success_timestamp_seconds\{feed="austin-csv"\} \d/);

@@ -32,6 +32,7 @@ import { entityEvent, push, pushRaw, RESO_CONTEXT } from '../helpers/push-produc
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from '../queue/helpers.js';
 import { keyedResoRecords } from '../sync/helpers/reso-records.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const TOKEN = 'push-token-7c1e9a3f5b2d4e6a8c0f1b3d5e7a9c2e';
 const WRONG = 'push-token-7c1e9a3f5b2d4e6a8c0f1b3d5e7a9c2f';
@@ -298,12 +299,12 @@ ${feed('down', 'SN-D', '').replace(server.url, down.url)}`;
 describe('the push listener answers nothing else; the pages answer loopback, worker.allowFrom or a login', () => {
   it('/status, /ui and /metrics are not on the push port; pushes are not on the main port', async () => {
     for (const path of ['/status', '/ui', '/metrics', '/healthz']) {
-      const res = await fetch(`http://127.0.0.1:${worker.pushPort}${path}`);
+      const res = await freshFetch(`http://127.0.0.1:${worker.pushPort}${path}`);
       expect(res.status, path).toBe(404);
     }
     const main = await push(endpoint('mls', worker.port), TOKEN, entityEvent('K-01'));
     expect(main.status).toBe(404);
-    expect((await fetch(`http://127.0.0.1:${worker.port}/status`)).status).toBe(200);
+    expect((await freshFetch(`http://127.0.0.1:${worker.port}/status`)).status).toBe(200);
   });
 
   it.skipIf(!outside)(
@@ -314,7 +315,7 @@ describe('the push listener answers nothing else; the pages answer loopback, wor
         expect(res.status, path).toBe(403);
         expect(res.body).toMatch(/worker\.allowFrom/);
       }
-      expect((await fetch(`http://${outside}:${worker.port}/healthz`)).status).toBe(200);
+      expect((await freshFetch(`http://${outside}:${worker.port}/healthz`)).status).toBe(200);
     },
   );
 });

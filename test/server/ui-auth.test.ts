@@ -27,6 +27,7 @@ import {
 } from '../helpers/emulator.js';
 import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { COLUMNS, csv, rows, SN } from '../sync/helpers/feed.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -76,7 +77,7 @@ ${COLUMNS.map((c) => `        ${c}: ${c}`).join('\n')}
 }
 
 const forceAdd = (port: number, headers: Record<string, string> = {}) =>
-  fetch(`http://127.0.0.1:${port}/ui/api/queues/listing-sync/add`, {
+  freshFetch(`http://127.0.0.1:${port}/ui/api/queues/listing-sync/add`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ name: 'listing-sync', data: { feed: 'homes', force: true } }),
@@ -101,7 +102,7 @@ describe('the worker HTTP face, closed by default', () => {
     expect(await res.text()).toMatch(/read-only.*FEEDSYNC_UI_TOKEN/);
     for (const method of ['PUT', 'DELETE', 'PATCH']) {
       expect(
-        (await fetch(`http://127.0.0.1:${w.port}/ui/api/queues/listing-sync/clean/completed`, { method })).status,
+        (await freshFetch(`http://127.0.0.1:${w.port}/ui/api/queues/listing-sync/clean/completed`, { method })).status,
       ).toBe(403);
     }
     // a job that slipped through would be in the queue now, in some state (the UI adds before it answers)
@@ -109,9 +110,9 @@ describe('the worker HTTP face, closed by default', () => {
     expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(0);
     expect(await te.listings(SN)).toHaveLength(20);
     // the UI itself, health and metrics still answer
-    expect((await fetch(`http://127.0.0.1:${w.port}/ui/`)).status).toBe(200);
-    expect((await fetch(`http://127.0.0.1:${w.port}/healthz`)).status).toBe(200);
-    expect((await fetch(`http://127.0.0.1:${w.port}/metrics`)).status).toBe(200);
+    expect((await freshFetch(`http://127.0.0.1:${w.port}/ui/`)).status).toBe(200);
+    expect((await freshFetch(`http://127.0.0.1:${w.port}/healthz`)).status).toBe(200);
+    expect((await freshFetch(`http://127.0.0.1:${w.port}/metrics`)).status).toBe(200);
   }, 30_000);
 
   it('listens on 127.0.0.1 only unless worker.host says otherwise', async () => {
@@ -119,9 +120,9 @@ describe('the worker HTTP face, closed by default', () => {
     const external = Object.values(networkInterfaces())
       .flat()
       .find((i) => i && i.family === 'IPv4' && !i.internal);
-    expect((await fetch(`http://127.0.0.1:${w.port}/healthz`)).status).toBe(200);
+    expect((await freshFetch(`http://127.0.0.1:${w.port}/healthz`)).status).toBe(200);
     if (external) {
-      const err = await fetch(`http://${external.address}:${w.port}/healthz`).then(
+      const err = await freshFetch(`http://${external.address}:${w.port}/healthz`).then(
         () => undefined,
         (e: Error) => e,
       );
@@ -143,15 +144,17 @@ describe('the worker HTTP face, closed by default', () => {
       },
     };
     const { w } = await setup({ sync: workerJob(fake) });
-    expect((await fetch(`http://127.0.0.1:${w.port}/ui/`)).status).toBe(401);
+    expect((await freshFetch(`http://127.0.0.1:${w.port}/ui/`)).status).toBe(401);
     expect((await forceAdd(w.port)).status).toBe(401);
     expect((await forceAdd(w.port, { authorization: 'Bearer wrong' })).status).toBe(401);
-    expect((await fetch(`http://127.0.0.1:${w.port}/healthz`)).status).toBe(200);
-    expect((await fetch(`http://127.0.0.1:${w.port}/metrics`)).status).toBe(200);
+    expect((await freshFetch(`http://127.0.0.1:${w.port}/healthz`)).status).toBe(200);
+    expect((await freshFetch(`http://127.0.0.1:${w.port}/metrics`)).status).toBe(200);
     const ok = await forceAdd(w.port, { authorization: 'Bearer ui-admin-token-1-0123456789abcdef0123' });
     expect(ok.status).toBe(200);
     const basic = `Basic ${Buffer.from('anyone:ui-admin-token-1-0123456789abcdef0123').toString('base64')}`;
-    expect((await fetch(`http://127.0.0.1:${w.port}/ui/`, { headers: { authorization: basic } })).status).toBe(200);
+    expect((await freshFetch(`http://127.0.0.1:${w.port}/ui/`, { headers: { authorization: basic } })).status).toBe(
+      200,
+    );
     for (let i = 0; i < 100 && ran.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
     expect(ran).toEqual([{ feed: 'homes', force: true }]);
   }, 30_000);

@@ -7,6 +7,7 @@ import { afterAll, expect, it } from 'vitest';
 import { oneFeedDeployment } from '../queue/deploy.js';
 import { REDIS_URL } from '../queue/helpers.js';
 import { spawnWorker } from '../queue/worker-process.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
@@ -22,6 +23,6 @@ it.each([
   cleanups.push(() => w.kill('SIGTERM'));
   expect(w.logs()).toContain('"ui":"read-only"');
   expect(w.logs()).toContain(`${set} is set without ${missing}: set both`);
-  const refused = await fetch(`http://127.0.0.1:${w.port}/ui/api/queues/listing-sync/pause`, { method: 'PUT' });
+  const refused = await freshFetch(`http://127.0.0.1:${w.port}/ui/api/queues/listing-sync/pause`, { method: 'PUT' });
   expect(refused.status).toBe(403);
 });

@@ -19,6 +19,7 @@ import {
 import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { dropPrefix, loadedConfig, REDIS_URL, testRedis, uniquePrefix, until } from '../queue/helpers.js';
 import { throwawayRedis, type ThrowawayRedis } from './redis-server.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 /** whether this machine's workers trim after the idle collection (glibc, koffi installed) */
 const glibcTrim = 'trim' in (await loadMallocTrim());
@@ -107,7 +108,7 @@ const getAs = (port: number, path: string, host: string) =>
   });
 
 const get = async (port: number, path: string) => {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(10_000) });
+  const res = await freshFetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(10_000) });
   return { status: res.status, text: await res.text() };
 };
 

@@ -15,6 +15,7 @@ import { rowsOf, type RowOptions } from '../../src/sync/remote/remote-rows.js';
 import { startTestEmulator, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { failure } from '../helpers/failure.js';
 import { listing } from './helpers/listings.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const LISTINGS = 60;
 let t: TestEmulator;
@@ -45,7 +46,7 @@ const variants: RowOptions[] = [
 
 /** one list page as the service sends it */
 async function rawPage(pageNumber: number, pageSize: number): Promise<RawBody> {
-  const res = await fetch(t.url + ENDPOINTS.list, {
+  const res = await freshFetch(t.url + ENDPOINTS.list, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'chatrobot-sessionkey': TEST_SESSION_KEY },
     body: JSON.stringify({ SerialNumber: 'SN-1', PageNumber: pageNumber, PageSize: pageSize }),

@@ -13,6 +13,7 @@ import { dropPrefix, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers
 import { feedsync } from '../settings/run-cli.js';
 import { SN } from '../sync/helpers/feed.js';
 import { badRows, createStory, goodRows, inProcess, listingsAsText, type Story } from './helpers.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 
 const prefix = uniquePrefix();
 const redis = testRedis();
@@ -49,10 +50,10 @@ it(
     });
 
     // the status page of the run, no login configured: the commands, and no action
-    const page = await (await fetch(`http://127.0.0.1:${worker.port}/status/runs/${bad}`)).text();
+    const page = await (await freshFetch(`http://127.0.0.1:${worker.port}/status/runs/${bad}`)).text();
     expect(page).toContain(`feedsync undo ${bad} --dry-run --config ${s.config}`);
     expect(page).not.toContain('undo this run…');
-    const refused = await fetch(`http://127.0.0.1:${worker.port}/status/runs/${bad}/undo`, {
+    const refused = await freshFetch(`http://127.0.0.1:${worker.port}/status/runs/${bad}/undo`, {
       method: 'POST',
       body: new URLSearchParams({ confirm: bad }),
     });
