@@ -172,7 +172,7 @@ export type ListData = z.infer<typeof ListData>;
 
 /** ListItem's members in the schema's order, and whether each is a string (else a number). */
 const LIST_ITEM_MEMBERS = Object.entries(ListItem.shape).map(([k, v]) => [k, v instanceof z.ZodString] as const);
-const isInt = (v: unknown) => Number.isSafeInteger(v);
+const isInt = (v: unknown): v is number => Number.isSafeInteger(v);
 
 /**
  * A create's Data (the new listing's ID) as CreateListingData.parse returns it, when it is a
@@ -182,7 +182,7 @@ const isInt = (v: unknown) => Number.isSafeInteger(v);
 export const quickCreateData = (data: unknown): string | undefined => (typeof data === 'string' ? data : undefined);
 
 /** An update's Data (the listings it updated) as UpdateListingData.parse returns it, when it is a safe integer; else undefined (zod decides). */
-export const quickUpdateData = (data: unknown): number | undefined => (isInt(data) ? (data as number) : undefined);
+export const quickUpdateData = (data: unknown): number | undefined => (isInt(data) ? data : undefined);
 
 /**
  * A list page's Data as ListData.parse would return it, when it plainly is one (every item holds
@@ -195,7 +195,7 @@ export function quickListData(data: unknown): ListData | undefined {
   const d = data as Record<string, unknown>;
   const keys = Object.keys(d);
   if (keys.length !== 2 || keys[0] !== 'List' || keys[1] !== 'VirtualCount') return undefined;
-  if (!isInt(d.VirtualCount) || (d.VirtualCount as number) < 0 || !Array.isArray(d.List)) return undefined;
+  if (!isInt(d.VirtualCount) || d.VirtualCount < 0 || !Array.isArray(d.List)) return undefined;
   for (const item of d.List as unknown[]) if (!plainListItem(item)) return undefined;
   return d as ListData;
 }

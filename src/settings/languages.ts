@@ -4,9 +4,9 @@
 // currencies, numbering systems, time zones and units, not languages): the plain rule asks it about
 // every code of two and three letters, 676 + 17,576 synchronous lookups, 0.2-2.4 s of a blocked event
 // loop (a worker's lock and heartbeats stalled meanwhile). So the answers of this rule are recorded,
-// with the ICU and CLDR versions they came from, in language-names.ts (`npm run languages` writes it;
-// test/settings/languages.test.ts fails when it differs from the ICU the tests run on), and a process
-// whose ICU is that one reads them there; any other ICU is asked by the plain rule, on first use.
+// with the ICU and CLDR versions they came from, in language-names.ts (`npm run languages` writes it
+// again for a new ICU), and a process whose ICU is that one reads them there; any other ICU is asked
+// by the plain rule, on first use (test/settings/languages.test.ts holds both to the plain rule's answers).
 import { RECORDED } from './language-names.js';
 
 const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
