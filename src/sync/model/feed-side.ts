@@ -19,8 +19,8 @@ export interface FeedCollector {
   side: FeedSide;
   /** counts the item; a valid listing comes back to be planned */
   add(item: MappedItem): DesiredListing | undefined;
-  /** counts a record whose stamp matched (a valid listing, not mapped) */
-  addRemembered(entry: RememberedListing): void;
+  /** counts a record whose stamp matched, or a listing a seal shows in step (a valid listing, not mapped) */
+  addRemembered(entry: Pick<RememberedListing, 'key' | 'position'>): void;
   /** a record of `key` went to another chatbot (routing): a copy this chatbot holds goes */
   movedAway(key: string): void;
   /** the feed stopped: a FeedReadError or an abort marks it incomplete, anything else is thrown */

@@ -17,6 +17,8 @@ export interface LaneTally {
   unchangedByStamp: number;
   /** records readEarly remembered while the chatbot was still paged */
   besidePaging: number;
+  /** listings the lane's seal showed in step: the feed was not read (settle/seal.ts) */
+  unchangedBySeal: number;
   duplicates: number;
   /** second (or later) writes of a key in this run: a record of it came again after its first was planned */
   rewritten: number;

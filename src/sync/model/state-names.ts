@@ -26,6 +26,13 @@ export const RULES_NAMESPACE = 'display-rules';
  */
 export const SYNCED_NAMESPACE = 'synced';
 
+/**
+ * lane → its seal (JSON; settle/seal.ts): what its last run rested on when it found every record in
+ * step by its stamp, wrote nothing and stored nothing; a run that finds all of it as it was reads no
+ * record. Written and deleted by the lane's commit alone.
+ */
+export const SEAL_NAMESPACE = 'feed-seal';
+
 /** A feed writing to the chatbot, as the config names it. */
 export interface ChatbotFeed {
   name: string;
@@ -48,6 +55,8 @@ export interface FeedState {
   lastGoodValid?: number;
   /** the display rules the lane's last run applied (RULES_NAMESPACE); none stored before rules were kept */
   rules?: string;
+  /** the lane's seal as stored (SEAL_NAMESPACE), unread */
+  seal?: string;
   /**
    * the lane's state names every listing it has on the chatbot: a SYNCED_NAMESPACE or
    * GOOD_VALID_NAMESPACE entry (a run read whole); false when it never ran, or its state was lost and

@@ -72,6 +72,12 @@ export interface LanePlanner extends PlannerSteps<PlanDecision> {
    * planning it after the paging would have (its other copies deleted in mirror mode).
    */
   pagedAfterEarly(): void;
+  /**
+   * Instead of the feed's read, once paging is over: each key the chatbot holds, counted as a record
+   * in step by its stamp would be, as the lane's seal shows every one of them to be (run/feed-seal.ts).
+   * `file`: the feed's file, the place each is counted at (its record's index is not known).
+   */
+  sealed(keys: Iterable<string>, file: string): void;
   /** planning is over: what it held for it is let go */
   done(): void;
   /** keys this run planned a create or update for (a later record of one may still take it away: planDeletes) */
@@ -93,6 +99,7 @@ export function createLanePlanner(given: LanePlannerInput): LanePlanner {
       unchanged: 0,
       unchangedByStamp: 0,
       besidePaging: 0,
+      unchangedBySeal: 0,
       duplicates: 0,
       rewritten: 0,
       unplanned: 0,
@@ -123,6 +130,7 @@ export function createLanePlanner(given: LanePlannerInput): LanePlanner {
     read,
     readEarly,
     pagedAfterEarly: () => duplicatesAfterEarly(st),
+    sealed: (keys, file) => sealedStep(st, keys, file),
     unstamp,
     push(entry) {
       const ready = pending.push(entry);
@@ -220,6 +228,17 @@ interface PlanState {
   judgedEarly: Map<string, ReadonlySet<number>>;
   photosMissing: string[];
   pending: PendingWindow<DesiredListing | RememberedListing>;
+}
+
+/** LanePlanner.sealed: each key counted as its record, read and found in step by its stamp, would be. */
+function sealedStep(st: PlanState, keys: Iterable<string>, file: string): void {
+  let index = 0;
+  for (const key of keys) {
+    st.collector.addRemembered({ key, position: { file, index: index++ } });
+    st.tally.unchanged++;
+    st.tally.unchangedByStamp++;
+    st.tally.unchangedBySeal++;
+  }
 }
 
 /** Reading a record: mapped, unless its stamp shows it in step (then remembered, not mapped). */

@@ -33,3 +33,12 @@ export function keyedFeed(opened: OpenedFeed, key: FeedKey): KeyedFeed {
   // (the opened feed as it was, but for its items: its mode, mark and stats are its own, read through)
   return Object.create(opened, { items: { value: itemsOf(keyedBatches()), enumerable: true } }) as KeyedFeed;
 }
+
+/**
+ * A read of no record, whole: the feed as a run reads it when the lane's seal holds (run/feed-seal.ts),
+ * each of its listings counted by the seal instead. A full read, with no mark (a file's reader keeps none).
+ */
+export function noRecords(): KeyedFeed {
+  async function* none(): AsyncGenerator<KeyedItem[]> {}
+  return { items: itemsOf(none()), mode: 'full', mark: undefined };
+}

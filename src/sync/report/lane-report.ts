@@ -23,7 +23,7 @@ import {
 /** The planner's counts the report shows (model/lane-tally.ts), with the lane's own. */
 export interface LaneCounted extends Pick<
   LaneTally,
-  'unchanged' | 'unchangedByStamp' | 'besidePaging' | 'duplicates' | 'rewritten' | 'unplanned'
+  'unchanged' | 'unchangedByStamp' | 'besidePaging' | 'unchangedBySeal' | 'duplicates' | 'rewritten' | 'unplanned'
 > {
   protected: number;
   otherFeeds: number;
@@ -231,6 +231,7 @@ function otherCounts(r: LaneReportInput): Partial<SyncCounts> {
   if (c?.rewritten) out.rewritten = c.rewritten;
   if (c?.writtenThenGone) out.writtenThenGone = c.writtenThenGone;
   if (c?.besidePaging) out.besidePaging = c.besidePaging;
+  if (c?.unchangedBySeal) out.unchangedBySeal = c.unchangedBySeal;
   return out;
 }
 

@@ -72,6 +72,10 @@ function tallyLines(r: SyncReport): string[] {
     lines.push(
       `  valid ${c.valid} = created + updated + unchanged, with ${others.map(([k, n]) => `${k} ${n}`).join(', ')}`,
     );
+  if (c.unchangedBySeal)
+    lines.push(
+      `  not read: the feed's file, its config and the chatbot's ${c.unchangedBySeal} listings are as the last run left them, every record in step (--full reads it)`,
+    );
   const calls = Object.entries(r.calls.byEndpoint)
     .filter(([, n]) => n > 0)
     .map(([k, n]) => `${k} ${n}`)

@@ -29,6 +29,12 @@ export interface SyncCounts {
   unchangedByStamp: number;
   /** of those: records taken while the chatbot was still being paged (the feed read beside the paging: read-feed.ts); set when not 0 */
   besidePaging?: number;
+  /**
+   * of those: listings the lane's seal showed in step (settle/seal.ts): the feed's file, config and
+   * stored state and the chatbot's listings were as the last run left them, so no record was read;
+   * set when not 0
+   */
+  unchangedBySeal?: number;
   duplicatesRemoved: number;
   failed: number;
   /** remote listings kept as they are because their feed record was rejected */

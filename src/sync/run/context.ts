@@ -62,7 +62,7 @@ export interface SyncDeps {
 export interface SyncOptions {
   dryRun?: boolean;
   force?: boolean;
-  /** RESO: a full pull instead of an incremental one */
+  /** RESO: a full pull instead of an incremental one; any feed: read whole even where its seal holds (settle/seal.ts) */
   full?: boolean;
   /**
    * what the caller asks of the feed's source beyond its ordinary read (feeds/types.ts SourceAsks,
@@ -87,6 +87,8 @@ export interface SyncTestHooks {
   threadAlways?: boolean;
   /** false: the feed is read only once its chatbot is paged, never beside the paging (read-early.ts readsWhilePaging; tests hold the two ways to one outcome) */
   besidePaging?: boolean;
+  /** false: a feed is read even where its seal holds, and no seal is stored (run/feed-seal.ts; tests hold the two ways to one outcome) */
+  seal?: boolean;
   /** chatbots paged at once (default PAGINGS_AT_ONCE, page-chatbot.ts; 1: one after another; tests hold the two to one outcome) */
   pagingsAtOnce?: number;
   /** chatbots whose state is read at once (default STATE_READS_AT_ONCE, settle/state.ts; Infinity: every one at the run's start, the plain rule) */

@@ -18,6 +18,8 @@ import { feedContext } from './feed-context.js';
 import { listingKeys, mediaStepOf, openKeyed, openOptions, openRead, type ReadOpen } from './feed-open.js';
 import { attachStored, setUpLane } from './lane-setup.js';
 import { readEarly, readNamed, readsWhilePaging } from './read-early.js';
+import { openSeal, sealable, type SealOfLane } from './feed-seal.js';
+import { noRecords } from '../read/keyed-feed.js';
 
 /** The run's pagings (sync-run.ts): each lane's, under way, and every one of them done. */
 export interface RunPaging {
@@ -42,9 +44,13 @@ export async function runFeed(
   const ctx = feedContext(feed, deps, opts, run, paging.readBeside === true);
   // an ask that names its records: they are fetched first, so the chatbot is asked only about their keys
   const named = paging.namedKeys ? await readNamed(lanes, ctx, paging.namedKeys) : undefined;
+  // a feed of one lane read from a file: its seal, looked at while its chatbot is paged (feed-seal.ts);
+  // while the seal holds, the feed is not read beside the paging, which may yet show it need not be read
+  const seal = !named && sealable(lanes, ctx) ? openSeal(lanes[0]!, ctx, paging.of(lanes[0]!)) : undefined;
+  const sealHolds = seal !== undefined && (await seal.holdsBeforePaging());
   // a feed of one lane whose records are mostly in step by their stamps is read while its chatbot is paged
   const early =
-    !thread && paging.readBeside && readsWhilePaging(lanes, ctx)
+    !sealHolds && !thread && paging.readBeside && readsWhilePaging(lanes, ctx)
       ? await readEarly(lanes[0]!, ctx, paging.of(lanes[0]!))
       : undefined;
   await paging.all;
@@ -68,7 +74,10 @@ export async function runFeed(
     await early?.read.read.close();
     return;
   }
-  if (early) return readAndSettle(ctx, [early.live(paged[0]![1])], early.opened, undefined, early.read);
+  const sealOf = seal && { seal, sealed: false };
+  if (sealHolds && (await seal.holds(() => paged[0]![1].remote.byKey.digest())))
+    return readSealed(ctx, paged[0]!, { seal, sealed: true });
+  if (early) return readAndSettle(ctx, [early.live(paged[0]![1])], early.opened, undefined, early.read, sealOf);
   const media = await mediaStepOf(ctx);
   // (the feed is opened once its lanes are set up: its mark is the oldest of theirs)
   const feedOf: { opened?: OpenedFeed } = {};
@@ -103,7 +112,30 @@ export async function runFeed(
       keys: listingKeys(feed, ctx.compiled, (key) => live.some((l) => l.remote.has(key))),
     });
   feedOf.opened = opened;
-  await readAndSettle(ctx, live, opened, media, openRead(ctx, opened, live, media));
+  await readAndSettle(ctx, live, opened, media, openRead(ctx, opened, live, media), sealOf);
+}
+
+/**
+ * The feed's one lane, its seal holding for the file, config, code, stored state and the chatbot's
+ * list as paged: each listing the chatbot holds is counted as the read would count its record (in
+ * step by its stamp), and the lane settles as a read one does, on a read of no record.
+ */
+async function readSealed(ctx: FeedContext, [l, paged]: [Lane, LiveLane['paged']], seal: SealOfLane): Promise<void> {
+  const lane = setUpLane(l, { state: paged.state, stamps: paged.stamps, index: paged.remote.byKey }, ctx, {
+    media: undefined,
+    pullMode: () => 'full',
+  });
+  attachStored(lane, paged);
+  const live: LiveLane = { ...lane, paged };
+  live.planner.sealed(paged.remote.byKey.keys(), seal.seal.file);
+  const counted = live.planner.collector.side.counts.records;
+  ctx.progress('feed', counted);
+  ctx.logger.info(
+    { feed: ctx.feed.name, chatbot: l.chatbot, listings: counted },
+    `feed ${ctx.feed.name}: its file, config and chatbot ${l.chatbot}'s listings are as the last run left them, every record in step: not read`,
+  );
+  const opened = noRecords();
+  await readAndSettle(ctx, [live], opened, undefined, openRead(ctx, opened, [live], undefined), seal);
 }
 
 /** Steps read, plan and write, then each lane settled (guard, deletes, commit, report). */
@@ -113,6 +145,7 @@ async function readAndSettle(
   opened: OpenedFeed,
   media: MediaStep | undefined,
   read: ReadOpen,
+  seal?: SealOfLane,
 ): Promise<void> {
   const after = await readAndWrite(ctx, opened, live, media, read);
   const atOnce = ctx.opts.lanesSettledAtOnce ?? Infinity;
@@ -128,7 +161,11 @@ async function readAndSettle(
     for (const [i, l] of live.entries()) {
       // the media mirror's state and report go with the feed's last lane, once every lane has written
       // (settled once its settle is done: `commit` may swap the array out meanwhile)
-      const lane = await settleLane(l, ctx, after, { last: i === live.length - 1, beforeCalls: commit });
+      const lane = await settleLane(l, ctx, after, {
+        last: i === live.length - 1,
+        beforeCalls: commit,
+        ...(seal && live.length === 1 && { seal }),
+      });
       settled.push(lane);
       if (settled.length >= atOnce) await commit();
     }

@@ -16,6 +16,7 @@ import { doneIn } from '../settle/lane-done.js';
 import { deleteJobs, type ExecutionResult } from '../write/execute.js';
 import type { AfterRead, FeedContext, LaneReportFields, LiveLane } from './context.js';
 import { guardStep, nowOf } from './lane-guard-step.js';
+import { sealChange, type SealOfLane } from './feed-seal.js';
 
 /** A lane settled: what its commit stores, and its report, made once it is committed. */
 export interface SettledLane {
@@ -33,7 +34,7 @@ export async function settleLane(
   l: LiveLane,
   ctx: FeedContext,
   after: AfterRead,
-  { last, beforeCalls }: { last: boolean; beforeCalls: () => Promise<void> },
+  { last, beforeCalls, seal }: { last: boolean; beforeCalls: () => Promise<void>; seal?: SealOfLane },
 ): Promise<SettledLane> {
   const { opts, run } = ctx;
   const { read } = after;
@@ -53,8 +54,10 @@ export async function settleLane(
   if (last && after.media) await beforeCalls();
   const media = last ? await finishMedia(after, nowOf(opts)) : undefined;
   await l.acked();
+  const commit = commitOf(l, after, { guarded, exec, outcome, media });
+  const sealed = await sealChange(l, seal, { outcome, readWhole: guarded.readWhole, after, commit });
   return {
-    commit: doneIn(opts, commitOf(l, after, { guarded, exec, outcome, media }), outcome, exec),
+    commit: doneIn(opts, { ...commit, ...(sealed && { seal: sealed }) }, outcome, exec),
     report: () =>
       ctx.report(l.lane, {
         ...common.fields,
@@ -170,6 +173,7 @@ function commonReport(l: LiveLane, after: AfterRead, { desired, rest, absences, 
       unchanged: tally.unchanged,
       unchangedByStamp: tally.unchangedByStamp,
       besidePaging: tally.besidePaging,
+      unchangedBySeal: tally.unchangedBySeal,
       duplicates: tally.duplicates,
       rewritten: tally.rewritten,
       unplanned: tally.unplanned,

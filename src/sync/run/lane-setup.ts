@@ -30,6 +30,26 @@ export function attachStored(lane: Omit<LiveLane, 'paged'>, paged: LiveLane['pag
   if (paged.state.feeds.size === 1) lane.own.fingerprints = new Map();
 }
 
+/**
+ * The lane's record stamp seed (record-stamp.ts), unless a compared field reads the clock: the
+ * mapping, the display rules (they decide what a record becomes as the mapping does), what the
+ * source adds to the mapping (the time zone its related records' dates and times are written in),
+ * the chatbot, key field, `ignore` and the media mirror's identity.
+ */
+export function laneSeed(l: Lane, ctx: Pick<FeedContext, 'feed' | 'deps'>): string | undefined {
+  const { feed, deps } = ctx;
+  if (!stamped(l)) return undefined;
+  const mirror = mirrorOf(deps.media, feed);
+  const mapping = { mapping: feed.mapping, display: feed.displayRules, ...sourceMapping(feed.source) };
+  return stampSeed({
+    mapping,
+    chatbot: l.chatbot,
+    keyBy: feed.keyBy,
+    ignore: new Set(feed.ignore),
+    ...(mirror && { media: mirror.identity }),
+  });
+}
+
 /** The plan step's setup for one lane: its planner and its executor (its fingerprints go into the index once paged: attachStored). */
 export function setUpLane(
   l: Lane,
@@ -56,17 +76,7 @@ export function setUpLane(
   };
   const changes = deps.changes?.(l);
   const mirror = mirrorOf(deps.media, feed);
-  // record stamps (record-stamp.ts), unless a compared field reads the clock
-  // (the display rules decide what a record becomes as the mapping does: they are part of its identity)
-  // (and what the source adds to the mapping: the time zone its related records' dates and times are written in)
-  const mapping = {
-    mapping: feed.mapping,
-    display,
-    ...sourceMapping(feed.source),
-  };
-  const seed = stamped(l)
-    ? stampSeed({ mapping, chatbot: l.chatbot, keyBy: feed.keyBy, ignore, ...(mirror && { media: mirror.identity }) })
-    : undefined;
+  const seed = laneSeed(l, ctx);
   const planner = laneJobs(
     createLanePlanner({
       chatbot: l.chatbot,

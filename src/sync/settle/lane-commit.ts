@@ -39,6 +39,8 @@ export interface LaneCommitInput {
   synced?: string;
   /** the feed was read to its end: the recurring keys are known */
   recurring?: { now: ReadonlySet<string>; before: ReadonlySet<string> };
+  /** the lane's seal stored anew, or the stored one deleted (settle/seal.ts; run/feed-seal.ts decides) */
+  seal?: FeedStateChanges['seal'];
 }
 
 function laneChanges(input: LaneCommitInput): FeedStateChanges {
@@ -64,6 +66,7 @@ function laneChanges(input: LaneCommitInput): FeedStateChanges {
   if (input.mark !== undefined) changes.mark = input.mark;
   if (input.goodValid !== undefined) changes.goodValid = input.goodValid;
   if (input.synced !== undefined) changes.synced = input.synced;
+  if (input.seal) changes.seal = input.seal;
   const r = input.recurring;
   if (r)
     changes.recurring = {

@@ -14,6 +14,7 @@ import {
   MARK_NAMESPACE,
   missingNamespace,
   RULES_NAMESPACE,
+  SEAL_NAMESPACE,
   soldWindowNamespace,
   stampNamespace,
   SYNCED_NAMESPACE,
@@ -51,6 +52,8 @@ export interface FeedStateChanges {
   extra?: StateChange[];
   /** '1': the lane, which had no committed state, read both sides whole (SYNCED_NAMESPACE) */
   synced?: string;
+  /** the lane's seal (SEAL_NAMESPACE, settle/seal.ts): stored anew, or the stored one deleted */
+  seal?: { set: string } | { delete: true };
 }
 
 export async function loadChatbotState(
@@ -62,11 +65,12 @@ export async function loadChatbotState(
   // the namespaces every lane shares (one entry a lane: thousands in a fleet): this chatbot's feeds' entries only,
   // each read by its key, and every read of the chatbot at once, not one after another
   const names = feeds.map((f) => f.name);
-  const [marks, goods, rules, synced, own] = await Promise.all([
+  const [marks, goods, rules, synced, seals, own] = await Promise.all([
     entriesOf(store, MARK_NAMESPACE, names),
     entriesOf(store, GOOD_VALID_NAMESPACE, names),
     entriesOf(store, RULES_NAMESPACE, names),
     entriesOf(store, SYNCED_NAMESPACE, names),
+    entriesOf(store, SEAL_NAMESPACE, names),
     Promise.all(
       feeds.map((f) =>
         Promise.all([
@@ -93,6 +97,7 @@ export async function loadChatbotState(
       ...(marks.has(f.name) && { mark: marks.get(f.name) }),
       ...(Number.isSafeInteger(good) && good >= 0 && { lastGoodValid: good }),
       ...(rules.has(f.name) && { rules: rules.get(f.name) }),
+      ...(seals.has(f.name) && { seal: seals.get(f.name) }),
     });
   }
   return state;
@@ -198,6 +203,12 @@ export function stateOps(changes: FeedStateChanges): Array<StateChange & { set: 
   if (changes.rules !== undefined) ops.push({ ns: RULES_NAMESPACE, set: [[changes.feed, changes.rules]], delete: [] });
   if (changes.synced !== undefined)
     ops.push({ ns: SYNCED_NAMESPACE, set: [[changes.feed, changes.synced]], delete: [] });
+  if (changes.seal)
+    ops.push(
+      'set' in changes.seal
+        ? { ns: SEAL_NAMESPACE, set: [[changes.feed, changes.seal.set]], delete: [] }
+        : { ns: SEAL_NAMESPACE, set: [], delete: [changes.feed] },
+    );
   if (changes.recurring)
     ops.push({
       ns: recurringNamespace(changes.feed),

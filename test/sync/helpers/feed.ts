@@ -113,12 +113,13 @@ export async function createSyncEnv(): Promise<SyncEnv> {
       const calls = createCallCounter();
       const { api: apiPatch, signal, onProgress, changes, budgets, configFeeds = [feed], store: own, ...rest } = opts;
       // (the test hooks go apart from the options, as runSync takes them)
-      const { now, threadMinBytes, threadAlways, besidePaging, ...syncOpts } = rest;
+      const { now, threadMinBytes, threadAlways, besidePaging, seal, ...syncOpts } = rest;
       const hooks: SyncTestHooks = {
         ...(now && { now }),
         ...(threadMinBytes !== undefined && { threadMinBytes }),
         ...(threadAlways !== undefined && { threadAlways }),
         ...(besidePaging !== undefined && { besidePaging }),
+        ...(seal !== undefined && { seal }),
       };
       const apiConfig = ApiConfig.parse({
         baseUrl: te.url,

@@ -1,0 +1,226 @@
+// A feed lane's seal in a run (settle/seal.ts): looked at before the feed is read, so that a feed
+// whose file, config, code and stored state are as its last run sealed them is not read beside the
+// paging, and, once the chatbot's list is paged as it was too, not read at all (feed-run.ts: every
+// listing counted unchanged by the seal); and what the lane's commit does with it: a run that found
+// every record in step by its stamp and changed nothing stores its own, any other run that commits
+// the lane deletes the stored one.
+import { createHash } from 'node:crypto';
+import { fileIdentity, unchangedSince, type FileIdentity, type Look } from '../../feeds/source/file-identity.js';
+import { feedPath } from '../../feeds/source/file-source.js';
+import { mirrorOf } from '../../media/index.js';
+import type { PagingHandle } from '../remote/page-chatbot.js';
+import type { Lane } from '../read/lanes.js';
+import type { LaneCommitInput } from '../settle/lane-commit.js';
+import { readSeal, sealBefore, sealDiffers, sealText, type Seal, type SealBefore } from '../settle/seal.js';
+import { codeIdentity } from '../util/code-identity.js';
+import type { AfterRead, FeedContext, LiveLane } from './context.js';
+import { laneSeed } from './lane-setup.js';
+
+/** The code a seal's "every record in step" rests on besides the mapping's (in the stamp seed): reading, planning, settling. */
+const SEAL_CODE = ['sync', 'feeds'];
+
+/** What a run of a sealable lane learned of its seal before the feed was read. */
+export interface LaneSeal {
+  /** the file's path, as the seal's counted listings are placed */
+  readonly file: string;
+  /** the stored seal holds for all a run can look at before its chatbot is paged (then the feed is not read beside the paging) */
+  holdsBeforePaging(): Promise<boolean>;
+  /** ... and for the chatbot's list as paged: the feed need not be read */
+  holds(remoteDigest: () => string): Promise<boolean>;
+  /** what the commit of a run the seal did not stand for does with it, once the run is settled */
+  toCommit(l: LiveLane, settled: SettledFacts): Promise<LaneCommitInput['seal']>;
+}
+
+/** What the settled run says that a seal rests on. */
+export interface SettledFacts {
+  outcome: string;
+  readWhole: boolean;
+  after: AfterRead;
+  commit: Omit<LaneCommitInput, 'seal'>;
+}
+
+/** A lane's seal as its run settles it: `sealed`, the lane was counted by it (nothing was read, and the stored seal stays). */
+export interface SealOfLane {
+  seal: LaneSeal;
+  sealed: boolean;
+}
+
+/**
+ * What the lane's commit does with its seal: a lane that may have one asks it (LaneSeal.toCommit);
+ * any other commit of a lane that has one stored deletes it (the run may have changed what it rests on).
+ */
+export async function sealChange(
+  l: LiveLane,
+  seal: SealOfLane | undefined,
+  settled: SettledFacts,
+): Promise<LaneCommitInput['seal']> {
+  if (seal) return seal.sealed ? undefined : seal.seal.toCommit(l, settled);
+  return l.own.seal === undefined ? undefined : { delete: true };
+}
+
+/**
+ * Whether a seal may stand for the feed's read: a file of one lane, its records stamped, read by this
+ * process (no media mirror, no ask of the caller), in a run that writes (not a dry run).
+ */
+export function sealable(lanes: readonly Lane[], ctx: FeedContext): boolean {
+  const { feed, deps, opts } = ctx;
+  return (
+    opts.seal !== false &&
+    !opts.full &&
+    !opts.dryRun &&
+    lanes.length === 1 &&
+    fileOf(feed.source) !== undefined &&
+    !mirrorOf(deps.media, feed) &&
+    !opts.ask &&
+    laneSeed(lanes[0]!, ctx) !== undefined
+  );
+}
+
+/** The lane's seal, looked at as the run starts: its file hashed and its stored state read while the chatbot is paged. */
+export function openSeal(l: Lane, ctx: FeedContext, paging: PagingHandle): LaneSeal {
+  const { feed, deps, logger } = ctx;
+  const file = fileOf(feed.source);
+  if (file === undefined) throw new Error(`feed ${feed.name} has no file to seal: sealable() says which may`);
+  const path = feedPath(deps, file);
+  const hashed = fileIdentity(path, ctx.clock.signal);
+  // the stored state as the run read it: counted before planning lets the stored fingerprints go (lane-setup.ts attachStored)
+  const stored = paging.state.then(({ state, stamps }) => {
+    const own = state.feeds.get(l.id);
+    return {
+      seal: readSeal(own?.seal),
+      alone: state.feeds.size === 1,
+      fingerprints: own?.fingerprints.size ?? 0,
+      stamps: stamps.get(l.id)?.size ?? 0,
+    };
+  });
+  const before: Promise<{ now: SealBefore; look: Look } | undefined> = Promise.all([hashed, stored]).then(([h, s]) => {
+    if ('problem' in h) {
+      logger.debug({ feed: feed.name }, `no seal for the feed's read: ${h.problem}`);
+      return undefined;
+    }
+    if (!s.alone) return undefined;
+    return { now: sealNow(l, ctx, h.identity, s), look: h.look };
+  });
+  // (a run whose paging fails ends with that failure: what the seal found then is not asked)
+  before.catch(() => undefined);
+  const differs = async (rows?: string): Promise<string | undefined> => {
+    const s = await stored;
+    if (!s.seal) return 'none stored';
+    const b = await before;
+    if (!b) return 'the file or the chatbot could not be looked at';
+    return sealDiffers(s.seal, rows === undefined ? b.now : { ...b.now, rows });
+  };
+  return {
+    file,
+    holdsBeforePaging: async () => (await differs()) === undefined,
+    async holds(remoteDigest) {
+      const why = await differs(remoteDigest());
+      if (why !== undefined) logger.debug({ feed: feed.name }, `the feed's seal does not hold (${why}): it is read`);
+      return why === undefined;
+    },
+    async toCommit(lane, settled) {
+      const s = await stored;
+      const b = await before.catch(() => undefined);
+      const seal = b && inStepAndUnchanged(lane, settled) && (await unchangedSince(path, b.look)) ? b.now : undefined;
+      if (!seal) return s.seal ? { delete: true } : undefined;
+      const text = sealText({ ...seal, rows: lane.paged.remote.byKey.digest() });
+      return s.seal && sealText(s.seal) === text ? undefined : { set: text };
+    },
+  };
+}
+
+/** The feed's file as its config names it, when it is read from one (not a URL, nor a server's API). */
+function fileOf(source: FeedContext['feed']['source']): string | undefined {
+  return 'path' in source && typeof source.path === 'string' ? source.path : undefined;
+}
+
+/** What this run's seal holds but the list's digest. */
+function sealNow(l: Lane, ctx: FeedContext, file: FileIdentity, counts: { fingerprints: number; stamps: number }) {
+  return sealBefore({
+    code: codeIdentity(SEAL_CODE),
+    feed: createHash('sha256').update(JSON.stringify(ctx.feed)).digest('base64url'),
+    seed: laneSeed(l, ctx)!,
+    file,
+    fingerprints: counts.fingerprints,
+    stamps: counts.stamps,
+  });
+}
+
+/**
+ * Whether the run found every record of the feed in step by its stamp, wrote, deleted and stored
+ * nothing, and its result rests on nothing a seal does not hold.
+ */
+function inStepAndUnchanged(l: LiveLane, s: SettledFacts): boolean {
+  return readWholeInStep(l, s) && nothingChanged(l, s) && noClock(l) && listIsFeed(l);
+}
+
+/** Read whole, each record valid, once, and in step by its stamp (none rejected, skipped, removed or repeated). */
+function readWholeInStep(l: LiveLane, { outcome, readWhole, after }: SettledFacts): boolean {
+  const { tally, collector } = l.planner;
+  const { counts, mode, feedDuplicates } = collector.side;
+  return (
+    outcome === 'ok' &&
+    readWhole &&
+    mode === 'full' &&
+    after.read.done &&
+    after.read.routedNowhere === 0 &&
+    after.opened.mark === undefined &&
+    counts.records === counts.valid &&
+    counts.valid === tally.unchangedByStamp &&
+    tally.unchanged === tally.unchangedByStamp &&
+    feedDuplicates.length === 0
+  );
+}
+
+/** Nothing written, deleted or recorded: the stored fingerprints and stamps are those the run found. */
+function nothingChanged(l: LiveLane, { commit }: SettledFacts): boolean {
+  const { tally } = l.planner;
+  const { exec, guard } = commit;
+  return (
+    tally.duplicates === 0 &&
+    tally.duplicateDeletes.length === 0 &&
+    tally.recordFingerprints.length === 0 &&
+    tally.recordStamps.length === 0 &&
+    tally.recordUnlisted.length === 0 &&
+    exec.written.length === 0 &&
+    exec.stamped.length === 0 &&
+    exec.deletedKeys.length === 0 &&
+    guard.marks.set.length === 0 &&
+    guard.marks.clear.length === 0
+  );
+}
+
+/** No part of the result that a clock or an earlier run decides: grace marks, sold windows, recurring keys, a display rule change. */
+function noClock(l: LiveLane): boolean {
+  const { soldUntil } = l.planner.collector.side;
+  return (
+    isEmpty(l.own.missingSince) &&
+    isEmpty(l.own.soldUntil) &&
+    soldUntil.set.size === 0 &&
+    soldUntil.clear.size === 0 &&
+    l.own.recurring.size === 0 &&
+    l.planner.pending.recurring.size === 0 &&
+    l.own.committed &&
+    !l.rules.differs &&
+    l.rules.rules.length === 0
+  );
+}
+
+/** The chatbot, paged whole, holds the feed's listings, one copy each, and nothing else: a sealed run counts its keys as the feed's. */
+function listIsFeed(l: LiveLane): boolean {
+  const { remote } = l.paged;
+  const valid = l.planner.collector.side.counts.valid;
+  return (
+    remote.complete &&
+    remote.byKey.severalCopies().length === 0 &&
+    remote.byKey.size === valid &&
+    remote.byKey.count === valid
+  );
+}
+
+function isEmpty(map: ReadonlyMap<string, string>): boolean {
+  for (const _ of map.keys()) return false;
+  return true;
+}
+
+export type { Seal };

@@ -1,0 +1,256 @@
+// A lane's seal (src/sync/settle/seal.ts, run/feed-seal.ts): a run that found every record in step by
+// its stamp and changed nothing stores what that rested on; a later run that finds all of it as it
+// was reads no record. Whatever happens between the sealing run and the next (the feed's bytes, the
+// chatbot's listings edited, added or deleted behind the sync's back, the config, the stored state),
+// the next run must come to what the plain path comes to: each case runs one history on two
+// emulators, the seal on one side and off on the other (the `seal: false` hook), and both must make
+// the same calls, leave the same listings and state, and report the same counts.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/emulator/prng.js';
+import { SEAL_NAMESPACE, fingerprintNamespace, stampNamespace } from '../../src/sync/model/state-names.js';
+import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import {
+  createSyncEnv,
+  csv,
+  requests,
+  row,
+  rows,
+  SN,
+  total,
+  writeCounts,
+  type Row,
+  type SyncEnv,
+} from './helpers/feed.js';
+
+const N = 120;
+const API = { pageSize: 10, concurrency: 3 };
+const FEED = 'test-feed';
+
+interface Side {
+  te: TestEmulator;
+  env: SyncEnv;
+}
+
+let sides: Side[] = [];
+beforeAll(async () => {
+  sides = await Promise.all(
+    [0, 1].map(async () => ({ te: await startTestEmulator({ latencyMs: 2 }), env: await createSyncEnv() })),
+  );
+});
+afterAll(async () => {
+  for (const s of sides) await Promise.all([s.te.close(), s.env.cleanup()]);
+});
+
+/** What happens between the sealing run and the run compared. */
+interface Case {
+  name: string;
+  /** the feed's text for the compared run (undefined: the file is left as it was) */
+  feed?: string;
+  behind?(te: TestEmulator, env: SyncEnv): Promise<void>;
+  /** the feed config's patch for the compared run */
+  config?: Record<string, unknown>;
+  /** whether the seal should stand for the compared run's read */
+  sealed: boolean;
+}
+
+function withoutId<T extends { ID?: unknown }>(l: T): Omit<T, 'ID'> {
+  const { ID: _id, ...rest } = l;
+  return rest;
+}
+
+const listingOf = async (te: TestEmulator, n: number) =>
+  (await te.listings(SN)).find((l) => l.MLSNumber === row(n).MLSNumber)!;
+
+const CASES: Case[] = [
+  { name: 'nothing changed', sealed: true },
+  { name: 'the file rewritten with the same bytes', feed: csv(rows(N)), sealed: true },
+  {
+    name: 'a listing edited behind the sync',
+    sealed: false,
+    async behind(te) {
+      const l = await listingOf(te, 7);
+      await te.api.updateListing({ ...withoutId(l), SalePrice: 5, Key: l.MLSNumber!, KeyType: 'MLSNumber' });
+    },
+  },
+  {
+    name: 'a listing deleted behind the sync',
+    sealed: false,
+    async behind(te) {
+      const l = await listingOf(te, 9);
+      await te.api.deleteListings({ SerialNumber: SN, Keys: [String(l.ID)], KeyType: 'NewOaks' });
+    },
+  },
+  {
+    name: 'a listing copied behind the sync',
+    sealed: false,
+    async behind(te) {
+      await te.api.createListing(withoutId(await listingOf(te, 11)));
+    },
+  },
+  {
+    name: 'a record changed in the file',
+    feed: csv(rows(N).map((r, i) => (i === 3 ? row(4, { SalePrice: 1 }) : r))),
+    sealed: false,
+  },
+  { name: 'the same records, lines ending in CRLF', feed: csv(rows(N)).replaceAll('\n', '\r\n'), sealed: false },
+  { name: 'a record removed from the file', feed: csv(rows(N).slice(1)), sealed: false },
+  {
+    name: "the feed's config changed (its delete limits)",
+    config: { deletes: { maxFraction: 0.4, batchSize: 10 } },
+    sealed: false,
+  },
+  {
+    name: "the lane's stored fingerprints lost",
+    sealed: false,
+    async behind(_te, env) {
+      const ns = fingerprintNamespace(FEED);
+      await env.store.delete(ns, [...(await env.store.getAll(ns)).keys()]);
+    },
+  },
+];
+
+/** One history on a side: a first sync, a no-change rerun (which seals), the case, and the run compared. */
+async function history(side: Side, c: Case, seal: boolean) {
+  const { te, env } = side;
+  te.reset();
+  for (const ns of [fingerprintNamespace(FEED), stampNamespace(FEED), SEAL_NAMESPACE])
+    await env.store.delete(ns, [...(await env.store.getAll(ns)).keys()]);
+  await env.writeFeed(rows(N));
+  const base = { deletes: { maxFraction: 0.5, batchSize: 10 } };
+  const feed = env.feed(base);
+  await env.sync(te, feed, { api: API, seal });
+  const second = await env.sync(te, feed, { api: API, seal });
+  const sealText = await env.store.get(SEAL_NAMESPACE, FEED);
+  if (c.feed !== undefined) await env.writeFeed(c.feed);
+  await c.behind?.(te, env);
+  const before = { ...(await writeCounts(te)), list: total(await requests(te, 'RealEstateList')) };
+  const report = await env.sync(te, env.feed({ ...base, ...c.config }), { api: API, seal });
+  const after = { ...(await writeCounts(te)), list: total(await requests(te, 'RealEstateList')) };
+  const listings = (await te.listings(SN))
+    .map(withoutId)
+    .sort(
+      (a, b) => String(a.MLSNumber).localeCompare(String(b.MLSNumber)) || Number(a.SalePrice) - Number(b.SalePrice),
+    );
+  const state = await Promise.all(
+    [fingerprintNamespace(FEED), stampNamespace(FEED)].map(async (ns) => [...(await env.store.getAll(ns))].sort()),
+  );
+  return {
+    second,
+    sealText,
+    report,
+    calls: {
+      create: after.create - before.create,
+      update: after.update - before.update,
+      delete: after.delete - before.delete,
+      list: after.list - before.list,
+    },
+    listings,
+    state,
+    sealAfter: await env.store.get(SEAL_NAMESPACE, FEED),
+  };
+}
+
+/** The counts both ways must agree on: all but how the unchanged were found. */
+function countsOf(counts: Record<string, unknown>) {
+  const { unchangedByStamp: _s, besidePaging: _b, unchangedBySeal: _u, ...rest } = counts;
+  return rest;
+}
+
+describe("a lane's seal", () => {
+  it.each(CASES)('$name: the run comes to what the plain path comes to', async (c) => {
+    const [sealed, plain] = await Promise.all([history(sides[0]!, c, true), history(sides[1]!, c, false)]);
+    // the no-change rerun found every record in step by its stamp, and sealed the lane (the plain side stores none)
+    expect(sealed.second.counts).toMatchObject({ unchanged: N, unchangedByStamp: N });
+    expect(sealed.sealText).toBeDefined();
+    expect(plain.sealText).toBeUndefined();
+    expect(sealed.calls).toEqual(plain.calls);
+    expect(sealed.listings).toEqual(plain.listings);
+    expect(sealed.state).toEqual(plain.state);
+    expect(countsOf(sealed.report.counts)).toEqual(countsOf(plain.report.counts));
+    expect(sealed.report.outcome).toBe(plain.report.outcome);
+    expect(sealed.report.guard).toEqual(plain.report.guard);
+    if (c.sealed) {
+      expect(sealed.report.counts.unchangedBySeal).toBe(N);
+      expect(sealed.calls).toMatchObject({ create: 0, update: 0, delete: 0 });
+      // the seal stays as it was: the run stored nothing
+      expect(sealed.sealAfter).toBe(sealed.sealText);
+    } else {
+      expect(sealed.report.counts.unchangedBySeal).toBeUndefined();
+    }
+  });
+
+  it('a run that writes deletes the seal; the next no-change run seals again, and the one after reads nothing', async () => {
+    const { te, env } = sides[0]!;
+    const h = await history(
+      sides[0]!,
+      CASES.find((c) => c.name === 'a record changed in the file')!,
+      true,
+    );
+    expect(h.calls.update).toBe(1);
+    expect(h.sealAfter).toBeUndefined();
+    const feed = env.feed({ deletes: { maxFraction: 0.5, batchSize: 10 } });
+    const resealing = await env.sync(te, feed, { api: API });
+    expect(resealing.counts.unchangedBySeal).toBeUndefined();
+    expect(await env.store.get(SEAL_NAMESPACE, FEED)).toBeDefined();
+    const sealed = await env.sync(te, feed, { api: API });
+    expect(sealed.counts).toMatchObject({ unchanged: N, unchangedBySeal: N, created: 0, updated: 0, deleted: 0 });
+  });
+
+  it('--full reads the feed whatever the seal, and a dry run leaves the seal as it was', async () => {
+    const { te, env } = sides[0]!;
+    await history(sides[0]!, CASES[0]!, true);
+    const feed = env.feed({ deletes: { maxFraction: 0.5, batchSize: 10 } });
+    const stored = await env.store.get(SEAL_NAMESPACE, FEED);
+    const dry = await env.sync(te, feed, { api: API, dryRun: true });
+    expect(dry.counts.unchangedBySeal).toBeUndefined();
+    expect(await env.store.get(SEAL_NAMESPACE, FEED)).toBe(stored);
+    const full = await env.sync(te, feed, { api: API, full: true });
+    expect(full.counts).toMatchObject({ unchanged: N, unchangedByStamp: N });
+    expect(full.counts.unchangedBySeal).toBeUndefined();
+  });
+
+  it('no seal is stored for a feed with a record rejected, or with a grace period running', async () => {
+    const { te, env } = sides[0]!;
+    te.reset();
+    for (const ns of [fingerprintNamespace(FEED), stampNamespace(FEED), SEAL_NAMESPACE])
+      await env.store.delete(ns, [...(await env.store.getAll(ns)).keys()]);
+    const bad: Row[] = [...rows(N), row(N + 1, { SalePrice: 'not a price' })];
+    await env.writeFeed(bad);
+    const feed = env.feed({ deletes: { maxFraction: 0.5, batchSize: 10 } });
+    await env.sync(te, feed, { api: API });
+    const again = await env.sync(te, feed, { api: API });
+    expect(again.counts.rejected).toBe(1);
+    expect(await env.store.get(SEAL_NAMESPACE, FEED)).toBeUndefined();
+    // a key missing from the feed waits out its grace period: the clock decides the next run
+    await env.writeFeed(rows(N - 1));
+    const grace = env.feed({ deletes: { maxFraction: 0.5, batchSize: 10, graceHours: 24 } });
+    const waiting = await env.sync(te, grace, { api: API });
+    expect(waiting.counts.waitingGrace).toBe(1);
+    const waitingAgain = await env.sync(te, grace, { api: API });
+    expect(waitingAgain.counts.waitingGrace).toBe(1);
+    expect(await env.store.get(SEAL_NAMESPACE, FEED)).toBeUndefined();
+  });
+});
+
+// a seeded mix of the cases' kinds, several at once, held to the plain path too
+describe("a lane's seal, mixed cases", () => {
+  it.each([1, 2, 3, 4])('seed %i: the same calls, listings, state and counts as the plain path', async (seed) => {
+    const rnd = mulberry32(seed);
+    const picked = CASES.filter(() => rnd() < 0.3);
+    const c: Case = {
+      name: picked.map((p) => p.name).join(' + '),
+      sealed: picked.every((p) => p.sealed),
+      ...(picked.some((p) => p.feed !== undefined) && { feed: picked.find((p) => p.feed !== undefined)!.feed! }),
+      ...(picked.some((p) => p.config) && { config: picked.find((p) => p.config)!.config! }),
+      behind: async (te, env) => {
+        for (const p of picked) await p.behind?.(te, env);
+      },
+    };
+    const [sealed, plain] = await Promise.all([history(sides[0]!, c, true), history(sides[1]!, c, false)]);
+    expect(sealed.calls).toEqual(plain.calls);
+    expect(sealed.listings).toEqual(plain.listings);
+    expect(sealed.state).toEqual(plain.state);
+    expect(countsOf(sealed.report.counts)).toEqual(countsOf(plain.report.counts));
+    expect(sealed.report.counts.unchangedBySeal ?? 0).toBe(c.sealed ? N : 0);
+  });
+});
