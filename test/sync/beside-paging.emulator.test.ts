@@ -86,7 +86,8 @@ async function history(side: Side, c: Case, besidePaging: boolean) {
   await env.writeFeed(c.feed);
   await c.behind(te);
   const before = await writeCounts(te);
-  const report = await env.sync(te, feed, { api: API, besidePaging });
+  // (the rerun reads its feed: a no-change case would otherwise be counted by the seal the run before stored)
+  const report = await env.sync(te, feed, { api: API, besidePaging, seal: false });
   const after = await writeCounts(te);
   const listings = (await te.listings(SN))
     .map(withoutId)

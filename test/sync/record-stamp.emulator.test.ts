@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import type { FeedConfig } from '../../src/config/schema.js';
-import { fingerprintNamespace, stampNamespace } from '../../src/sync/model/state-names.js';
+import { fingerprintNamespace, SEAL_NAMESPACE, stampNamespace } from '../../src/sync/model/state-names.js';
 import { requests, row, rows, SN, total, useEmulatorSync, type Row } from './helpers/feed.js';
 
 const sync = useEmulatorSync();
@@ -21,7 +21,10 @@ const writeCounts = async () => {
 };
 
 /** Runs `feed`, returning its report and the writes it made (`THREADED`: the feed read by its thread, feed-thread.ts, stamps or not). */
-async function run(feed?: FeedConfig, opts: { full?: boolean; threadMinBytes?: number; threadAlways?: boolean } = {}) {
+async function run(
+  feed?: FeedConfig,
+  opts: { full?: boolean; threadMinBytes?: number; threadAlways?: boolean; seal?: boolean } = {},
+) {
   const before = await writeCounts();
   const report = await sync.env().sync(sync.te(), feed, opts);
   const after = await writeCounts();
@@ -81,21 +84,22 @@ const EDITS: Array<[string, (rs: Row[]) => Row[]]> = [
 ];
 
 describe('record stamps', () => {
-  it('a no-change rerun maps no record, and writes nothing: no call, no state', async () => {
+  it('a no-change rerun maps no record, and writes nothing: no call, no state but its seal, once', async () => {
     const env = sync.env();
     await env.writeFeed(rows(40));
     expect((await run()).report.counts).toMatchObject({ created: 40 });
     expect((await env.store.getAll(stampNamespace('test-feed'))).size).toBe(40);
     const apply = env.store.apply.bind(env.store);
-    let applied = 0;
-    env.store.apply = (ops) => (applied++, apply(ops));
+    const applied: string[][] = [];
+    env.store.apply = (ops) => (applied.push(ops.map((o) => o.ns)), apply(ops));
     const again = await run();
-    expect(applied).toBe(0);
+    // (the lane's seal: every record was in step by its stamp, and nothing changed; settle/seal.ts)
+    expect(applied).toEqual([[SEAL_NAMESPACE]]);
     expect(again.writes).toEqual({ create: 0, update: 0, delete: 0 });
     expect(again.report.counts).toMatchObject({ unchanged: 40, unchangedByStamp: 40 });
-    // the feed read by its thread: the same stamps, so the same rerun
-    const threaded = await run(undefined, THREADED);
-    expect(applied).toBe(0);
+    // the feed read by its thread: the same stamps, so the same rerun (read past its seal, which it lets go)
+    const threaded = await run(undefined, { ...THREADED, seal: false });
+    expect(applied).toEqual([[SEAL_NAMESPACE], [SEAL_NAMESPACE]]);
     expect(threaded.writes).toEqual({ create: 0, update: 0, delete: 0 });
     expect(threaded.report.counts).toMatchObject({ unchanged: 40, unchangedByStamp: 40 });
   });
