@@ -63,7 +63,7 @@ export async function runSync(
     // (a run that failed before its named records were read: the pagings waiting for their keys ask none)
     resolveKeys(new Set());
     // (a feed that failed before every chatbot was paged: the paging in flight ends first)
-    await paging.all.catch(() => undefined);
+    await paging.all; // (never rejects: pagingTurns keeps each paging's failure for its lanes)
     // every lane is settled: each chatbot's index lets go of its file of compared JSON (compared-store.ts)
     for (const paged of new Set(run.paged.values())) if (paged.ok) paged.remote.byKey.close();
   }
