@@ -91,6 +91,7 @@ export function pagingTurns(atOnce = PAGINGS_AT_ONCE): {
   const dones: Array<Promise<unknown>> = [];
   return {
     turn: () => dones[dones.length - Math.max(1, atOnce)] ?? Promise.resolve(),
+    // (only its settling counts here: a paging's failure is its handle's, awaited by its lanes)
     ended: (done) => void dones.push(done.catch(() => undefined)),
     all: () => Promise.all(dones).then(() => undefined),
   };
