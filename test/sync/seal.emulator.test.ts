@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/emulator/prng.js';
 import { SEAL_NAMESPACE, fingerprintNamespace, stampNamespace } from '../../src/sync/model/state-names.js';
+import type { SyncCounts } from '../../src/sync/report/report.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import {
   createSyncEnv,
@@ -151,7 +152,7 @@ async function history(side: Side, c: Case, seal: boolean) {
 }
 
 /** The counts both ways must agree on: all but how the unchanged were found. */
-function countsOf(counts: Record<string, unknown>) {
+function countsOf(counts: SyncCounts) {
   const { unchangedByStamp: _s, besidePaging: _b, unchangedBySeal: _u, ...rest } = counts;
   return rest;
 }

@@ -54,22 +54,7 @@ export async function runFeed(
       ? await readEarly(lanes[0]!, ctx, paging.of(lanes[0]!))
       : undefined;
   await paging.all;
-  const paged: Array<[Lane, LiveLane['paged']]> = [];
-  for (const l of lanes) {
-    const p = run.paged.get(l)!;
-    // a lane whose chatbot could not be paged ends here, with the paging's failure
-    if (!p.ok)
-      ctx.report(l, {
-        outcome: p.outcome,
-        message: ctx.refusalMessage(p.refused) ?? p.message,
-        remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: p.problem },
-        count: 0,
-        desired: createFeedCollector('full').side,
-        source: {},
-        timings: { remoteMs: p.remoteMs, feedMs: 0, planMs: 0, executeMs: 0 },
-      });
-    else paged.push([l, p]);
-  }
+  const paged = pagedLanes(lanes, ctx);
   if (paged.length === 0) {
     await early?.read.read.close();
     return;
@@ -136,6 +121,26 @@ async function readSealed(ctx: FeedContext, [l, paged]: [Lane, LiveLane['paged']
   );
   const opened = noRecords();
   await readAndSettle(ctx, [live], opened, undefined, openRead(ctx, opened, [live], undefined), seal);
+}
+
+/** The lanes whose chatbot was paged; each other lane ends here, reported with its paging's failure. */
+function pagedLanes(lanes: readonly Lane[], ctx: FeedContext): Array<[Lane, LiveLane['paged']]> {
+  const paged: Array<[Lane, LiveLane['paged']]> = [];
+  for (const l of lanes) {
+    const p = ctx.run.paged.get(l)!;
+    if (!p.ok)
+      ctx.report(l, {
+        outcome: p.outcome,
+        message: ctx.refusalMessage(p.refused) ?? p.message,
+        remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: p.problem },
+        count: 0,
+        desired: createFeedCollector('full').side,
+        source: {},
+        timings: { remoteMs: p.remoteMs, feedMs: 0, planMs: 0, executeMs: 0 },
+      });
+    else paged.push([l, p]);
+  }
+  return paged;
 }
 
 /** Steps read, plan and write, then each lane settled (guard, deletes, commit, report). */

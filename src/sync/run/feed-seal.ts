@@ -13,6 +13,7 @@ import type { Lane } from '../read/lanes.js';
 import type { LaneCommitInput } from '../settle/lane-commit.js';
 import { readSeal, sealBefore, sealDiffers, sealText, type Seal, type SealBefore } from '../settle/seal.js';
 import { codeIdentity } from '../util/code-identity.js';
+import { isEmpty } from '../util/collections.js';
 import type { AfterRead, FeedContext, LiveLane } from './context.js';
 import { laneSeed } from './lane-setup.js';
 
@@ -216,11 +217,6 @@ function listIsFeed(l: LiveLane): boolean {
     remote.byKey.size === valid &&
     remote.byKey.count === valid
   );
-}
-
-function isEmpty(map: ReadonlyMap<string, string>): boolean {
-  for (const _ of map.keys()) return false;
-  return true;
 }
 
 export type { Seal };
