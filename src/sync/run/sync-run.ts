@@ -205,7 +205,6 @@ function pageGroup(
   const input = {
     api: deps.api,
     apiConfig: deps.apiConfig,
-    ...(deps.fromEnv && { fromEnv: deps.fromEnv }),
     chatbot: first.chatbot,
     lanes: its,
     writers: withLanes(writersOf(deps.configFeeds, first.chatbot), its),
