@@ -18,6 +18,7 @@ export { stoppedOutcome, thrownOutcome } from './model/outcome.js';
 // (undo reports its own writes: a refused credential in the sync's words)
 export { authFailure } from './util/auth.js';
 export type { SyncReport } from './report/report.js';
+export type { ItemFailureView, SourceView, SyncReportView } from './report/report-view.js';
 export { failedReport, displayCounts, displayCountsLine, displayLine } from './report/report.js';
 export { formatSyncReport, requestsLine } from './report/report-format.js';
 export { describeChange, type ChangeSink, type Headline, type ListingChange } from './model/changes.js';
