@@ -69,6 +69,7 @@ const SyncLane = z.object({
     unplanned: count.optional(),
     rewritten: count.optional(),
     writtenThenGone: count.optional(),
+    unchangedBySeal: count.optional(),
   }),
   deletedByReason: z.record(text, count.optional()).optional(),
   calls: z.object({ byEndpoint: z.record(text, count), total: count }),

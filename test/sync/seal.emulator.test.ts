@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/emulator/prng.js';
 import { SEAL_NAMESPACE, fingerprintNamespace, stampNamespace } from '../../src/sync/model/state-names.js';
 import type { SyncCounts } from '../../src/sync/report/report.js';
+import { formatSyncReport } from '../../src/sync/report/report-format.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import {
   createSyncEnv,
@@ -172,6 +173,10 @@ describe("a lane's seal", () => {
     expect(sealed.report.guard).toEqual(plain.report.guard);
     if (c.sealed) {
       expect(sealed.report.counts.unchangedBySeal).toBe(N);
+      // the run says so
+      expect(formatSyncReport(sealed.report)).toContain(
+        `not read: the feed's file, its config and the chatbot's ${N} listings are as the last run left them`,
+      );
       expect(sealed.calls).toMatchObject({ create: 0, update: 0, delete: 0 });
       // the seal stays as it was: the run stored nothing
       expect(sealed.sealAfter).toBe(sealed.sealText);

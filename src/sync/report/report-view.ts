@@ -43,6 +43,7 @@ export interface SyncReportView extends Pick<
     | 'unplanned'
     | 'rewritten'
     | 'writtenThenGone'
+    | 'unchangedBySeal'
   >;
   deletedByReason?: Partial<Record<string, number>>;
   calls: { byEndpoint: Record<string, number>; total: number };
