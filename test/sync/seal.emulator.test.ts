@@ -114,7 +114,7 @@ const CASES: Case[] = [
 /** One history on a side: a first sync, a no-change rerun (which seals), the case, and the run compared. */
 async function history(side: Side, c: Case, seal: boolean) {
   const { te, env } = side;
-  te.reset();
+  await te.reset();
   for (const ns of [fingerprintNamespace(FEED), stampNamespace(FEED), SEAL_NAMESPACE])
     await env.store.delete(ns, [...(await env.store.getAll(ns)).keys()]);
   await env.writeFeed(rows(N));
@@ -185,7 +185,7 @@ describe("a lane's seal", () => {
     }
   });
 
-  it('a run that writes deletes the seal; the next no-change run seals again, and the one after reads nothing', async () => {
+  it('a run that writes seals what it left: the next run reads nothing; a run the guard stopped leaves no seal', async () => {
     const { te, env } = sides[0]!;
     const h = await history(
       sides[0]!,
@@ -193,13 +193,23 @@ describe("a lane's seal", () => {
       true,
     );
     expect(h.calls.update).toBe(1);
-    expect(h.sealAfter).toBeUndefined();
+    // (the seal holds the update's listing as written)
+    expect(h.sealAfter).toBeDefined();
+    expect(h.sealAfter).not.toBe(h.sealText);
     const feed = env.feed({ deletes: { maxFraction: 0.5, batchSize: 10 } });
-    const resealing = await env.sync(te, feed, { api: API });
-    expect(resealing.counts.unchangedBySeal).toBeUndefined();
-    expect(await env.store.get(SEAL_NAMESPACE, FEED)).toBeDefined();
     const sealed = await env.sync(te, feed, { api: API });
     expect(sealed.counts).toMatchObject({ unchanged: N, unchangedBySeal: N, created: 0, updated: 0, deleted: 0 });
+    // a feed cut to 40% of its records: the guard holds the deletes back, the run is not clean, and the seal it found goes
+    await env.writeFeed(rows(Math.floor(N * 0.4)));
+    const held = await env.sync(te, feed, { api: API });
+    expect(held.outcome).toBe('guard');
+    expect(await env.store.get(SEAL_NAMESPACE, FEED)).toBeUndefined();
+    // the whole feed back: read (no seal), and sealed again
+    await env.writeFeed(rows(N));
+    const retried = await env.sync(te, feed, { api: API });
+    expect(retried.counts).toMatchObject({ unchanged: N, created: 0, updated: 0, deleted: 0 });
+    expect(retried.counts.unchangedBySeal).toBeUndefined();
+    expect(await env.store.get(SEAL_NAMESPACE, FEED)).toBeDefined();
   });
 
   it('--full reads the feed whatever the seal, and a dry run leaves the seal as it was', async () => {
@@ -217,7 +227,7 @@ describe("a lane's seal", () => {
 
   it('no seal is stored for a feed with a record rejected, or with a grace period running', async () => {
     const { te, env } = sides[0]!;
-    te.reset();
+    await te.reset();
     for (const ns of [fingerprintNamespace(FEED), stampNamespace(FEED), SEAL_NAMESPACE])
       await env.store.delete(ns, [...(await env.store.getAll(ns)).keys()]);
     const bad: Row[] = [...rows(N), row(N + 1, { SalePrice: 'not a price' })];

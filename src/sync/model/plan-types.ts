@@ -165,6 +165,8 @@ export interface PlannedCreate {
   fingerprint: string;
   /** stored with the fingerprint once written (record-stamp.ts) */
   stamp?: string;
+  /** with the stamp: the listing's comparison hash, which the stamp takes as the chatbot's copy's once written */
+  hash?: Uint8Array;
   /** keptOfListing(listing), when planning made it with the fingerprint (a create): what the change log keeps of the write */
   kept?: string;
   /** DesiredListing.withheld: the old values of those fields are named withheld, and the listing kept for undo lacks them */

@@ -368,10 +368,13 @@ function diffStep(st: PlanState, expand: (item: FeedItem, text: string) => Desir
 function stampStep(st: PlanState, entry: DesiredListing, d: ListingDecision): void {
   const { seed } = st.input;
   if (seed === undefined || entry.text === undefined) return;
-  const stamp = stampOf(seed, entry.text, d.inStep.hash, d.inStep.fingerprint);
-  if (d.create) d.create.stamp = stamp;
-  else if (d.update) d.update.stamp = stamp;
-  else if (st.stamps.get(entry.key) !== stamp) st.tally.recordStamps.push(entry.key, stamp);
+  const { hash } = d.inStep;
+  const stamp = stampOf(seed, entry.text, hash, d.inStep.fingerprint);
+  const write = d.create ?? d.update;
+  if (write) {
+    write.stamp = stamp;
+    write.hash = hash;
+  } else if (st.stamps.get(entry.key) !== stamp) st.tally.recordStamps.push(entry.key, stamp);
 }
 
 /** The decision of a diff, counted; a key created or updated is one this run wrote. */

@@ -15,7 +15,6 @@
 //   asked (planning only ever asks it of keys the chatbot holds; a rerun read beside its paging asks
 //   it of few keys once paging is over: copying every stored one in here cost more than its reads).
 // RemoteListing objects are made on demand, one key at a time (get / iteration).
-import { createHash } from 'node:crypto';
 import type { RemoteCopies, RemoteListing } from '../model/plan-types.js';
 import type { RawBody } from '../../api/types.js';
 import type { ListItem } from '../../listing/schema.js';
@@ -335,35 +334,20 @@ export class RemoteIndex implements RemoteCopies {
   }
 
   /**
-   * The sha256 of what the finished index holds: its keys in the order paging met them, each key's
-   * copies (IDs and comparison hashes, in ID order), and the count of rows (those with no key too).
-   * Two pagings of the same list give the same digest; any listing added, removed, moved or edited
-   * gives another (a list served in another order too: the safe side). A feed's seal holds the
-   * digest of the list its run left (settle/seal.ts).
+   * Each key's copies' comparison hashes, and how many listings have no key: what a feed's seal
+   * digests of the chatbot's list (settle/seal.ts listDigest).
    */
-  digest(): string {
-    if (!this.#finished) throw new Error('RemoteIndex.digest before finish');
-    const keys = [...this.#first.keys()];
-    const copies = new Uint32Array(keys.length);
-    const rows: number[] = [];
-    for (let k = 0; k < keys.length; k++)
-      for (let r = this.#first.get(keys[k]!)!; r !== NONE; r = this.#next[r]!) {
-        rows.push(r);
-        copies[k]!++;
-      }
-    const ids = new Float64Array(rows.length);
-    const hashes = new Uint8Array(rows.length * HASH);
-    for (let i = 0; i < rows.length; i++) {
-      const r = rows[i]!;
-      ids[i] = this.#ids[r]!;
-      hashes.set(this.#hashes.subarray(r * HASH, r * HASH + HASH), i * HASH);
+  copyHashes(): { byKey: Map<string, Uint8Array[]>; unkeyed: number } {
+    if (!this.#finished) throw new Error('RemoteIndex.copyHashes before finish');
+    const byKey = new Map<string, Uint8Array[]>();
+    let copies = 0;
+    for (const [key, r0] of this.#first) {
+      const hashes: Uint8Array[] = [];
+      for (let r = r0; r !== NONE; r = this.#next[r]!) hashes.push(this.#hashes.subarray(r * HASH, r * HASH + HASH));
+      copies += hashes.length;
+      byKey.set(key, hashes);
     }
-    return createHash('sha256')
-      .update(JSON.stringify([this.count, keys]))
-      .update(copies)
-      .update(new Uint8Array(ids.buffer))
-      .update(hashes)
-      .digest('base64url');
+    return { byKey, unkeyed: this.count - copies };
   }
 
   /** The fingerprints this feed stored (key → fingerprint), read where asked; keys the chatbot does not hold are not answered. */

@@ -60,7 +60,7 @@ export async function runFeed(
     return;
   }
   const sealOf = seal && { seal, sealed: false };
-  if (sealHolds && (await seal.holds(() => paged[0]![1].remote.byKey.digest())))
+  if (sealHolds && (await seal.holds(paged[0]![1].remote.byKey)))
     return readSealed(ctx, paged[0]!, { seal, sealed: true });
   if (early) return readAndSettle(ctx, [early.live(paged[0]![1])], early.opened, undefined, early.read, sealOf);
   const media = await mediaStepOf(ctx);

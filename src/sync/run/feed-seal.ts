@@ -1,9 +1,9 @@
 // A feed lane's seal in a run (settle/seal.ts): looked at before the feed is read, so that a feed
 // whose file, config, code and stored state are as its last run sealed them is not read beside the
 // paging, and, once the chatbot's list is paged as it was too, not read at all (feed-run.ts: every
-// listing counted unchanged by the seal); and what the lane's commit does with it: a run that found
-// every record in step by its stamp and changed nothing stores its own, any other run that commits
-// the lane deletes the stored one.
+// listing counted unchanged by the seal); and what the lane's commit does with it: a run that left
+// every listing of the feed in step with its stamp stores its own, any other run that commits the
+// lane deletes the stored one.
 import { createHash } from 'node:crypto';
 import { fileIdentity, unchangedSince, type FileIdentity, type Look } from '../../feeds/source/file-identity.js';
 import { feedPath } from '../../feeds/source/file-source.js';
@@ -11,7 +11,8 @@ import { mirrorOf } from '../../media/index.js';
 import type { PagingHandle } from '../remote/page-chatbot.js';
 import type { Lane } from '../read/lanes.js';
 import type { LaneCommitInput } from '../settle/lane-commit.js';
-import { readSeal, sealBefore, sealDiffers, sealText, type Seal, type SealBefore } from '../settle/seal.js';
+import { listDigest, readSeal, sealBefore, sealDiffers, sealText, type Seal, type SealBefore } from '../settle/seal.js';
+import type { RemoteIndex } from '../remote/remote-index.js';
 import { codeIdentity } from '../util/code-identity.js';
 import { isEmpty } from '../util/collections.js';
 import type { AfterRead, FeedContext, LiveLane } from './context.js';
@@ -27,7 +28,7 @@ export interface LaneSeal {
   /** the stored seal holds for all a run can look at before its chatbot is paged (then the feed is not read beside the paging) */
   holdsBeforePaging(): Promise<boolean>;
   /** ... and for the chatbot's list as paged: the feed need not be read */
-  holds(remoteDigest: () => string): Promise<boolean>;
+  holds(index: RemoteIndex): Promise<boolean>;
   /** what the commit of a run the seal did not stand for does with it, once the run is settled */
   toCommit(l: LiveLane, settled: SettledFacts): Promise<LaneCommitInput['seal']>;
 }
@@ -37,7 +38,6 @@ export interface SettledFacts {
   outcome: string;
   readWhole: boolean;
   after: AfterRead;
-  commit: Omit<LaneCommitInput, 'seal'>;
 }
 
 /** A lane's seal as its run settles it: `sealed`, the lane was counted by it (nothing was read, and the stored seal stays). */
@@ -99,32 +99,35 @@ export function openSeal(l: Lane, ctx: FeedContext, paging: PagingHandle): LaneS
       logger.debug({ feed: feed.name }, `no seal for the feed's read: ${h.problem}`);
       return undefined;
     }
-    if (!s.alone) return undefined;
-    return { now: sealNow(l, ctx, h.identity, s), look: h.look };
+    return s.alone ? { now: sealNow(l, ctx, h.identity), look: h.look } : undefined;
   });
   // (a run whose paging fails ends with that failure: what the seal found then is not asked)
   before.catch(() => undefined);
-  const differs = async (rows?: string): Promise<string | undefined> => {
+  const differs = async (list?: { list: string; listings: number }): Promise<string | undefined> => {
     const s = await stored;
     if (!s.seal) return 'none stored';
+    // a fingerprint and a stamp stored for each listing sealed, and no other (a state cut short or lost is read again)
+    if (s.fingerprints !== s.seal.listings || s.stamps !== s.seal.listings) return 'stored state';
     const b = await before;
     if (!b) return 'the file or the chatbot could not be looked at';
-    return sealDiffers(s.seal, rows === undefined ? b.now : { ...b.now, rows });
+    return sealDiffers(s.seal, { ...b.now, ...list });
   };
   return {
     file,
     holdsBeforePaging: async () => (await differs()) === undefined,
-    async holds(remoteDigest) {
-      const why = await differs(remoteDigest());
+    async holds(index) {
+      const { byKey, unkeyed } = index.copyHashes();
+      const why = await differs({ list: listDigest(byKey, unkeyed), listings: byKey.size });
       if (why !== undefined) logger.debug({ feed: feed.name }, `the feed's seal does not hold (${why}): it is read`);
       return why === undefined;
     },
     async toCommit(lane, settled) {
       const s = await stored;
       const b = await before.catch(() => undefined);
-      const seal = b && inStepAndUnchanged(lane, settled) && (await unchangedSince(path, b.look)) ? b.now : undefined;
+      const list = b && ctx.unmappedSeen() === 0 ? listAfter(lane, settled) : undefined;
+      const seal = list && (await unchangedSince(path, b!.look)) ? { ...b!.now, ...list } : undefined;
       if (!seal) return s.seal ? { delete: true } : undefined;
-      const text = sealText({ ...seal, rows: lane.paged.remote.byKey.digest() });
+      const text = sealText(seal);
       return s.seal && sealText(s.seal) === text ? undefined : { set: text };
     },
   };
@@ -135,28 +138,36 @@ function fileOf(source: FeedContext['feed']['source']): string | undefined {
   return 'path' in source && typeof source.path === 'string' ? source.path : undefined;
 }
 
-/** What this run's seal holds but the list's digest. */
-function sealNow(l: Lane, ctx: FeedContext, file: FileIdentity, counts: { fingerprints: number; stamps: number }) {
+/** What this run's seal holds but the list. */
+function sealNow(l: Lane, ctx: FeedContext, file: FileIdentity): SealBefore {
   return sealBefore({
     code: codeIdentity(SEAL_CODE),
     feed: createHash('sha256').update(JSON.stringify(ctx.feed)).digest('base64url'),
     seed: laneSeed(l, ctx)!,
     file,
-    fingerprints: counts.fingerprints,
-    stamps: counts.stamps,
   });
 }
 
 /**
- * Whether the run found every record of the feed in step by its stamp, wrote, deleted and stored
- * nothing, and its result rests on nothing a seal does not hold.
+ * The chatbot's list as the run left it (the copies paged, the written ones as written, the deleted
+ * ones gone), when the run's outcome rests on nothing a seal does not hold: read whole, every record
+ * valid and once, every write made and stamped, and the list then the feed's listings, one copy each
+ * and nothing else. Undefined otherwise.
  */
-function inStepAndUnchanged(l: LiveLane, s: SettledFacts): boolean {
-  return readWholeInStep(l, s) && nothingChanged(l, s) && noClock(l) && listIsFeed(l);
+function listAfter(l: LiveLane, s: SettledFacts): Pick<Seal, 'list' | 'listings'> | undefined {
+  if (!(readWholeOnce(l, s) && writesMade(l) && noClock(l) && l.paged.remote.complete)) return undefined;
+  const exec = l.executor.result;
+  const { byKey, unkeyed } = l.paged.remote.byKey.copyHashes();
+  for (const key of exec.deletedKeys) byKey.delete(key);
+  for (const [key, hash] of exec.listed) byKey.set(key, [hash]);
+  const valid = l.planner.collector.side.counts.valid;
+  if (unkeyed !== 0 || byKey.size !== valid) return undefined;
+  for (const copies of byKey.values()) if (copies.length !== 1) return undefined;
+  return { list: listDigest(byKey, unkeyed), listings: valid };
 }
 
-/** Read whole, each record valid, once, and in step by its stamp (none rejected, skipped, removed or repeated). */
-function readWholeInStep(l: LiveLane, { outcome, readWhole, after }: SettledFacts): boolean {
+/** Read whole and ok, each record valid (none rejected, skipped, removed or routed nowhere) and of a key of its own. */
+function readWholeOnce(l: LiveLane, { outcome, readWhole, after }: SettledFacts): boolean {
   const { tally, collector } = l.planner;
   const { counts, mode, feedDuplicates } = collector.side;
   return (
@@ -167,27 +178,22 @@ function readWholeInStep(l: LiveLane, { outcome, readWhole, after }: SettledFact
     after.read.routedNowhere === 0 &&
     after.opened.mark === undefined &&
     counts.records === counts.valid &&
-    counts.valid === tally.unchangedByStamp &&
-    tally.unchanged === tally.unchangedByStamp &&
-    feedDuplicates.length === 0
+    feedDuplicates.length === 0 &&
+    tally.rewritten === 0 &&
+    tally.unplanned === 0
   );
 }
 
-/** Nothing written, deleted or recorded: the stored fingerprints and stamps are those the run found. */
-function nothingChanged(l: LiveLane, { commit }: SettledFacts): boolean {
+/** Every write planned was made, each with its stamp; no copy of a key deleted as a duplicate. */
+function writesMade(l: LiveLane): boolean {
   const { tally } = l.planner;
-  const { exec, guard } = commit;
+  const exec = l.executor.result;
   return (
+    exec.failures.length === 0 &&
+    exec.written.length === tally.creates + tally.updates &&
+    exec.listed.size === exec.written.length &&
     tally.duplicates === 0 &&
-    tally.duplicateDeletes.length === 0 &&
-    tally.recordFingerprints.length === 0 &&
-    tally.recordStamps.length === 0 &&
-    tally.recordUnlisted.length === 0 &&
-    exec.written.length === 0 &&
-    exec.stamped.length === 0 &&
-    exec.deletedKeys.length === 0 &&
-    guard.marks.set.length === 0 &&
-    guard.marks.clear.length === 0
+    tally.duplicateDeletes.length === 0
   );
 }
 
@@ -201,21 +207,8 @@ function noClock(l: LiveLane): boolean {
     soldUntil.clear.size === 0 &&
     l.own.recurring.size === 0 &&
     l.planner.pending.recurring.size === 0 &&
-    l.own.committed &&
     !l.rules.differs &&
     l.rules.rules.length === 0
-  );
-}
-
-/** The chatbot, paged whole, holds the feed's listings, one copy each, and nothing else: a sealed run counts its keys as the feed's. */
-function listIsFeed(l: LiveLane): boolean {
-  const { remote } = l.paged;
-  const valid = l.planner.collector.side.counts.valid;
-  return (
-    remote.complete &&
-    remote.byKey.severalCopies().length === 0 &&
-    remote.byKey.size === valid &&
-    remote.byKey.count === valid
   );
 }
 

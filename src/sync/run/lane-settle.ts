@@ -61,7 +61,7 @@ export async function settleLane(
   const media = last ? await finishMedia(after, nowOf(opts)) : undefined;
   await l.acked();
   const commit = commitOf(l, after, { guarded, exec, outcome, media });
-  const sealed = await sealChange(l, seal, { outcome, readWhole: guarded.readWhole, after, commit });
+  const sealed = await sealChange(l, seal, { outcome, readWhole: guarded.readWhole, after });
   return {
     commit: doneIn(opts, { ...commit, ...(sealed && { seal: sealed }) }, outcome, exec),
     report: () =>

@@ -1,14 +1,15 @@
-// A lane's seal: everything a run's "every record in step" rested on, stored when a run found every
-// record of its feed in step by its stamp (record-stamp.ts), wrote nothing and stored nothing. A
-// later run that finds each part as it was would find the same again, record for record: the
-// same bytes (so the same records, in the same order), mapped by the same code and config (the
-// stamp seed and the feed's config), against the same list (every copy's ID and comparison hash:
-// RemoteIndex.digest) and the same stored fingerprints and stamps (their counts; any commit of
-// the lane that does not write a seal deletes it, and acknowledged writes change the list). So it
-// reads no record: each of the chatbot's listings is counted unchanged by the seal (run/feed-seal.ts).
-// What a run's result depends on beyond these keeps a seal from being written: a clock (sold
-// windows, grace periods, a mapping that reads the clock has no stamps), records rejected,
-// skipped or repeated, other feeds of the chatbot.
+// A lane's seal: what a clean run's outcome rested on, stored by a run that left every listing of its
+// feed in step (found so, or written) with its stamp (record-stamp.ts). A later run that finds each
+// part as it was would find every record in step by its stamp, record for record: the same bytes (so
+// the same records, in the same order), mapped by the same code and config (the stamp seed, the
+// feed's config, the sync's and readers' code), against the same list (each key's comparison hashes:
+// listDigest; the written ones as the writes left them), with a fingerprint and a stamp stored for
+// each listing and no other (counted when the seal is checked: run/feed-seal.ts). So it reads no
+// record: each of the chatbot's listings is counted unchanged by the seal. Any commit of the lane
+// that does not store a seal deletes the stored one. What a run's result depends on beyond these
+// keeps a seal from being stored: a clock (sold windows, grace periods; a mapping that reads the
+// clock has no stamps), records rejected, skipped or repeated, other feeds of the chatbot.
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { FileIdentity } from '../../feeds/source/file-identity.js';
 
@@ -23,16 +24,15 @@ const Seal = z.object({
   /** the lane's stamp seed (record-stamp.ts stampSeed) */
   seed: z.string(),
   file: z.object({ size: z.number().int().nonnegative(), sha256: z.string() }),
-  /** the chatbot's list as the run left it (RemoteIndex.digest) */
-  rows: z.string(),
-  /** the lane's stored fingerprints and stamps, counted */
-  fingerprints: z.number().int().nonnegative(),
-  stamps: z.number().int().nonnegative(),
+  /** the chatbot's list as the run left it (listDigest) */
+  list: z.string(),
+  /** its listings: the feed's records, each valid and in step */
+  listings: z.number().int().nonnegative(),
 });
 export type Seal = z.infer<typeof Seal>;
 
-/** What a seal holds but the list's digest: known before paging ends. */
-export type SealBefore = Omit<Seal, 'rows'>;
+/** What a seal holds but the list: known before the chatbot is paged to its end. */
+export type SealBefore = Omit<Seal, 'list' | 'listings'>;
 
 export function sealBefore(parts: Omit<SealBefore, 'v' | 'file'> & { file: FileIdentity }): SealBefore {
   return { v: SEAL_VERSION, ...parts, file: { size: parts.file.size, sha256: parts.file.sha256 } };
@@ -53,16 +53,38 @@ export function sealText(seal: Seal): string {
   return JSON.stringify(seal);
 }
 
-/** Which part of the stored seal differs from what the run found (undefined: none); `rows` is left out when not known yet. */
-export function sealDiffers(stored: Seal, now: SealBefore & { rows?: string }): string | undefined {
+/** Which part of the stored seal differs from what the run found (undefined: none); the list's parts left out when not known yet. */
+export function sealDiffers(stored: Seal, now: SealBefore & { list?: string; listings?: number }): string | undefined {
   const parts: Array<[string, unknown, unknown]> = [
     ['code', stored.code, now.code],
     ['feed config', stored.feed, now.feed],
     ['mapping', stored.seed, now.seed],
     ['file', `${stored.file.size}:${stored.file.sha256}`, `${now.file.size}:${now.file.sha256}`],
-    ['stored fingerprints', stored.fingerprints, now.fingerprints],
-    ['stored stamps', stored.stamps, now.stamps],
   ];
-  if (now.rows !== undefined) parts.push(["chatbot's listings", stored.rows, now.rows]);
+  if (now.list !== undefined) parts.push(["chatbot's listings", stored.list, now.list]);
+  if (now.listings !== undefined) parts.push(['listing count', stored.listings, now.listings]);
   return parts.find(([, a, b]) => a !== b)?.[0];
+}
+
+/**
+ * The sha256 of a chatbot's list as a seal takes it: each key (in sorted order) with its copies'
+ * comparison hashes (sorted), and how many listings have no key. The listings' IDs and the list's
+ * order are left out: a copy deleted and made again the same, or a list served in another order,
+ * is the same to a run's outcome.
+ */
+export function listDigest(byKey: ReadonlyMap<string, readonly Uint8Array[]>, unkeyed: number): string {
+  const keys = [...byKey.keys()].sort();
+  const copies = new Uint32Array(keys.length);
+  const hash = createHash('sha256').update(JSON.stringify([unkeyed, keys]));
+  const hashes: Uint8Array[] = [];
+  for (let k = 0; k < keys.length; k++) {
+    const its = byKey.get(keys[k]!)!;
+    copies[k] = its.length;
+    hashes.push(...(its.length === 1 ? its : [...its].sort(compareBytes)));
+  }
+  return hash.update(copies).update(Buffer.concat(hashes)).digest('base64url');
+}
+
+function compareBytes(a: Uint8Array, b: Uint8Array): number {
+  return Buffer.compare(a, b);
 }

@@ -152,6 +152,7 @@ export function emptyResult(): ExecutionResult {
     failures: [],
     written: new Entries({ digests: true }),
     stamped: new Entries({ digests: true }),
+    listed: new Map(),
     deletedKeys: [],
     deletedByReason: {},
     unlisted: new Entries(),
@@ -288,6 +289,7 @@ function writeRecorder(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
         result.unlisted.push(w.key, fields);
         acked = deps.acked?.add(w.key, w.fingerprint, fields, recorded !== undefined);
         if (w.stamp !== undefined) result.stamped.push(w.key, w.stamp);
+        if (w.stamp !== undefined && w.hash !== undefined) result.listed.set(w.key, w.hash);
         deps.changes?.(change());
       } catch (err) {
         calls.failed(w.key, op, err);
