@@ -122,7 +122,10 @@ program
     '--force',
     'lift the delete limits (maxCount, maxFraction, empty feed); never deletes after an incomplete read',
   )
-  .option('--full', 'RESO feeds: a full pull instead of an incremental one')
+  .option(
+    '--full',
+    'RESO feeds: a full pull instead of an incremental one; file feeds: read even where the seal says nothing changed',
+  )
   .option(
     '--reconcile',
     'RESO feeds: a keys-only reconcile: deletes what the server no longer has, fetches what changed by key',
@@ -182,7 +185,7 @@ program
   .option('--chatbot <sn>', 'chatbot for settings or smoke (repeatable; default all)', collect)
   .option('--dry-run', 'sync/settings: plan only')
   .option('--force', 'override guards / push unchanged settings')
-  .option('--full', 'sync: a full pull of an incremental RESO feed')
+  .option('--full', 'sync: a full pull of an incremental RESO feed; a file feed read even where its seal holds')
   .option('--reconcile', 'sync: a keys-only reconcile of a RESO feed')
   .option('--wait', 'wait for the job and print its report')
   .option('--timeout <seconds>', 'with --wait: give up waiting after this long (exit 1; the job goes on)', num)

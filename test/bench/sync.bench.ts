@@ -582,7 +582,14 @@ function commandProcess(task: ScenarioTask, cli: string): Row {
   const { reports } = JSON.parse(r.stdout) as {
     reports: Array<{
       outcome: string;
-      counts: { created: number; updated: number; deleted: number; unchanged: number; unchangedByStamp: number };
+      counts: {
+        created: number;
+        updated: number;
+        deleted: number;
+        unchanged: number;
+        unchangedByStamp: number;
+        unchangedBySeal?: number;
+      };
       calls: { total: number };
       retries: number;
       remote: { recalled?: number };
@@ -607,7 +614,7 @@ function commandProcess(task: ScenarioTask, cli: string): Row {
     latencyMs: task.latencyMs,
     pagingMs: report.timings.remoteMs,
     rssMb: usage.rssMb,
-    counts: `${report.outcome}: ${report.counts.created} created, ${report.counts.updated} updated, ${report.counts.deleted} deleted, ${report.counts.unchanged} unchanged (${report.counts.unchangedByStamp} by stamp), ${report.remote.recalled ?? 0} recalled`,
+    counts: `${report.outcome}: ${report.counts.created} created, ${report.counts.updated} updated, ${report.counts.deleted} deleted, ${report.counts.unchanged} unchanged (${report.counts.unchangedByStamp} by stamp, ${report.counts.unchangedBySeal ?? 0} by the seal), ${report.remote.recalled ?? 0} recalled`,
   };
 }
 
@@ -780,7 +787,7 @@ async function runScenario(t: ScenarioTask): Promise<Row> {
       commit: { ms: Math.round(store.commits.ms), entries: store.commits.entries },
       // (the process's CPU since it started; its wall is measured by the parent, spawn to exit)
       process: { wallMs: 0, cpuMs: cpuSince({ user: 0, system: 0 }) },
-      counts: `${report.counts.created} created, ${report.counts.updated} updated, ${report.counts.deleted} deleted, ${report.counts.unchanged} unchanged (${report.counts.unchangedByStamp} by stamp, ${report.counts.besidePaging ?? 0} beside the paging), ${report.remote.recalled ?? 0} recalled`,
+      counts: `${report.counts.created} created, ${report.counts.updated} updated, ${report.counts.deleted} deleted, ${report.counts.unchanged} unchanged (${report.counts.unchangedByStamp} by stamp, ${report.counts.besidePaging ?? 0} beside the paging, ${report.counts.unchangedBySeal ?? 0} by the seal), ${report.remote.recalled ?? 0} recalled`,
     };
   }
   await changeLog.close();

@@ -1,0 +1,108 @@
+// The seal's parts (src/sync/settle/seal.ts, src/feeds/source/file-identity.ts): the list's digest
+// takes each key's copies and nothing else (not the order the list came in), a stored seal of
+// another shape seals nothing, and a file's identity is its bytes, told apart from a file written
+// since it was hashed.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileIdentity, unchangedSince } from '../../src/feeds/source/file-identity.js';
+import { listDigest, readSeal, sealBefore, sealDiffers, sealText } from '../../src/sync/settle/seal.js';
+
+const h = (n: number) => new Uint8Array(20).fill(n);
+
+describe('listDigest', () => {
+  const base = new Map([
+    ['A', [h(1)]],
+    ['B', [h(2)]],
+    ['C', [h(3)]],
+  ]);
+  const digest = listDigest(base, 0);
+
+  it("is the same for the same keys and copies, whatever the list's order", () => {
+    const reordered = new Map([...base].reverse());
+    expect(listDigest(reordered, 0)).toBe(digest);
+    const twoCopies = (order: number[]) => listDigest(new Map([['A', order.map(h)]]), 0);
+    expect(twoCopies([1, 2])).toBe(twoCopies([2, 1]));
+  });
+
+  it('differs for a copy edited, added or removed, a key renamed, or a listing with no key', () => {
+    const variants = [
+      new Map([...base, ['B', [h(9)]]]),
+      new Map([...base, ['B', [h(2), h(2)]]]),
+      new Map([...base, ['D', [h(4)]]]),
+      new Map([...base].filter(([k]) => k !== 'C')),
+      new Map([...base].map(([k, v]) => [k === 'C' ? 'c' : k, v])),
+    ];
+    const digests = new Set([digest, ...variants.map((v) => listDigest(v, 0)), listDigest(base, 1)]);
+    expect(digests.size).toBe(variants.length + 2);
+  });
+
+  it('tells keys apart however they are cut: ["AB", "C"] is not ["A", "BC"]', () => {
+    const one = new Map([
+      ['AB', [h(1)]],
+      ['C', [h(1)]],
+    ]);
+    const two = new Map([
+      ['A', [h(1)]],
+      ['BC', [h(1)]],
+    ]);
+    expect(listDigest(one, 0)).not.toBe(listDigest(two, 0));
+  });
+});
+
+describe('a stored seal', () => {
+  const seal = {
+    ...sealBefore({ code: 'c', feed: 'f', seed: 's', file: { size: 10, sha256: 'x' } }),
+    list: 'l',
+    listings: 3,
+  };
+
+  it('reads back as written; another shape, or no JSON, seals nothing', () => {
+    expect(readSeal(sealText(seal))).toEqual(seal);
+    expect(readSeal(undefined)).toBeUndefined();
+    expect(readSeal('{')).toBeUndefined();
+    expect(readSeal(JSON.stringify({ ...seal, v: 2 }))).toBeUndefined();
+    expect(readSeal(JSON.stringify({ ...seal, listings: -1 }))).toBeUndefined();
+  });
+
+  it('names the part that differs, the list only once it is known', () => {
+    const { list: _l, listings: _n, ...before } = seal;
+    expect(sealDiffers(seal, before)).toBeUndefined();
+    expect(sealDiffers(seal, { ...before, file: { size: 10, sha256: 'y' } })).toBe('file');
+    expect(sealDiffers(seal, { ...before, seed: 't' })).toBe('mapping');
+    expect(sealDiffers(seal, { ...before, list: 'm', listings: 3 })).toBe("chatbot's listings");
+    expect(sealDiffers(seal, { ...before, list: 'l', listings: 4 })).toBe('listing count');
+  });
+});
+
+describe('fileIdentity', () => {
+  let dir = '';
+  beforeAll(async () => (dir = await mkdtemp(join(tmpdir(), 'feedsync-identity-'))));
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  it('is the sha256 of the bytes: the same bytes written again are the same file, other bytes of the same size are not', async () => {
+    const path = join(dir, 'feed.csv');
+    await writeFile(path, 'a,b\n1,2\n');
+    const first = await fileIdentity(path);
+    await writeFile(path, 'a,b\n1,2\n');
+    const again = await fileIdentity(path);
+    await writeFile(path, 'a,b\n1,3\n');
+    const other = await fileIdentity(path);
+    if (!('identity' in first) || !('identity' in again) || !('identity' in other)) throw new Error('not hashed');
+    expect(again.identity).toEqual(first.identity);
+    expect(other.identity.size).toBe(first.identity.size);
+    expect(other.identity.sha256).not.toBe(first.identity.sha256);
+  });
+
+  it('a file written since it was hashed is not the one hashed; a missing file has no identity', async () => {
+    const path = join(dir, 'moving.csv');
+    await writeFile(path, 'a,b\n1,2\n');
+    const hashed = await fileIdentity(path);
+    if (!('look' in hashed)) throw new Error('not hashed');
+    expect(await unchangedSince(path, hashed.look)).toBe(true);
+    await writeFile(path, 'a,b\n1,2\n');
+    expect(await unchangedSince(path, hashed.look)).toBe(false);
+    expect(await fileIdentity(join(dir, 'none.csv'))).toMatchObject({ problem: expect.stringContaining('none.csv') });
+  });
+});
