@@ -5,30 +5,17 @@
 // case runs one history on two emulators that page slowly (many small pages, latency a page):
 // the last run reads the feed beside the paging on one, only after it on the other; both must make
 // the same writes, leave the same listings and state, and report the same counts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/emulator/prng.js';
 import { fingerprintNamespace, stampNamespace } from '../../src/sync/model/state-names.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
-import { createSyncEnv, row, rows, SN, writeCounts, type Row, type SyncEnv } from './helpers/feed.js';
+import type { TestEmulator } from '../helpers/emulator.js';
+import { row, rows, SN, writeCounts, type Row, useTwoSides, type Side } from './helpers/feed.js';
 
 const N = 240;
 /** small pages, a few at a time, each 8 ms: the feed is read long before the paging ends */
 const API = { pageSize: 10, concurrency: 3 };
 
-interface Side {
-  te: TestEmulator;
-  env: SyncEnv;
-}
-
-let sides: Side[] = [];
-beforeAll(async () => {
-  sides = await Promise.all(
-    [0, 1].map(async () => ({ te: await startTestEmulator({ latencyMs: 8 }), env: await createSyncEnv() })),
-  );
-});
-afterAll(async () => {
-  for (const s of sides) await Promise.all([s.te.close(), s.env.cleanup()]);
-});
+const sides = useTwoSides(8);
 
 /** What a case does between the first sync and the rerun: the feed's new rows and the chatbot's edits behind the sync's back. */
 interface Case {
@@ -120,7 +107,7 @@ describe('a feed read beside the paging', () => {
     'comes to what the plain path comes to (case %i): writes, listings, state and counts',
     async (seed) => {
       const c = caseOf(seed);
-      const [beside, plain] = await Promise.all([history(sides[0]!, c, true), history(sides[1]!, c, false)]);
+      const [beside, plain] = await Promise.all([history(sides()[0], c, true), history(sides()[1], c, false)]);
       expect(beside.writes).toEqual(plain.writes);
       expect(beside.listings).toEqual(plain.listings);
       expect(beside.state).toEqual(plain.state);
@@ -140,7 +127,7 @@ describe('a feed read beside the paging', () => {
   );
 
   it('a no-change rerun takes nearly every record while the chatbot is paged, and writes nothing', async () => {
-    const side = sides[0]!;
+    const side = sides()[0];
     const run = await history(side, { feed: rows(N), behind: async () => {} }, true);
     expect(run.writes).toEqual({ create: 0, update: 0, delete: 0 });
     expect(run.report.counts).toMatchObject({ unchanged: N, unchangedByStamp: N });

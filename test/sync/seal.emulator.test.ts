@@ -5,14 +5,13 @@
 // the next run must come to what the plain path comes to: each case runs one history on two
 // emulators, the seal on one side and off on the other (the `seal: false` hook), and both must make
 // the same calls, leave the same listings and state, and report the same counts.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../src/emulator/prng.js';
 import { SEAL_NAMESPACE, fingerprintNamespace, stampNamespace } from '../../src/sync/model/state-names.js';
 import type { SyncCounts } from '../../src/sync/report/report.js';
 import { formatSyncReport } from '../../src/sync/report/report-format.js';
-import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import type { TestEmulator } from '../helpers/emulator.js';
 import {
-  createSyncEnv,
   csv,
   requests,
   row,
@@ -20,7 +19,9 @@ import {
   SN,
   total,
   writeCounts,
+  useTwoSides,
   type Row,
+  type Side,
   type SyncEnv,
 } from './helpers/feed.js';
 
@@ -28,20 +29,7 @@ const N = 120;
 const API = { pageSize: 10, concurrency: 3 };
 const FEED = 'test-feed';
 
-interface Side {
-  te: TestEmulator;
-  env: SyncEnv;
-}
-
-let sides: Side[] = [];
-beforeAll(async () => {
-  sides = await Promise.all(
-    [0, 1].map(async () => ({ te: await startTestEmulator({ latencyMs: 2 }), env: await createSyncEnv() })),
-  );
-});
-afterAll(async () => {
-  for (const s of sides) await Promise.all([s.te.close(), s.env.cleanup()]);
-});
+const sides = useTwoSides(2);
 
 /** What happens between the sealing run and the run compared. */
 interface Case {
@@ -160,7 +148,7 @@ function countsOf(counts: SyncCounts) {
 
 describe("a lane's seal", () => {
   it.each(CASES)('$name: the run comes to what the plain path comes to', async (c) => {
-    const [sealed, plain] = await Promise.all([history(sides[0]!, c, true), history(sides[1]!, c, false)]);
+    const [sealed, plain] = await Promise.all([history(sides()[0], c, true), history(sides()[1], c, false)]);
     // the no-change rerun found every record in step by its stamp, and sealed the lane (the plain side stores none)
     expect(sealed.second.counts).toMatchObject({ unchanged: N, unchangedByStamp: N });
     expect(sealed.sealText).toBeDefined();
@@ -186,9 +174,9 @@ describe("a lane's seal", () => {
   });
 
   it('a run that writes seals what it left: the next run reads nothing; a run the guard stopped leaves no seal', async () => {
-    const { te, env } = sides[0]!;
+    const { te, env } = sides()[0];
     const h = await history(
-      sides[0]!,
+      sides()[0],
       CASES.find((c) => c.name === 'a record changed in the file')!,
       true,
     );
@@ -213,8 +201,8 @@ describe("a lane's seal", () => {
   });
 
   it('--full reads the feed whatever the seal, and a dry run leaves the seal as it was', async () => {
-    const { te, env } = sides[0]!;
-    await history(sides[0]!, CASES[0]!, true);
+    const { te, env } = sides()[0];
+    await history(sides()[0], CASES[0]!, true);
     const feed = env.feed({ deletes: { maxFraction: 0.5, batchSize: 10 } });
     const stored = await env.store.get(SEAL_NAMESPACE, FEED);
     const dry = await env.sync(te, feed, { api: API, dryRun: true });
@@ -226,7 +214,7 @@ describe("a lane's seal", () => {
   });
 
   it('no seal is stored for a feed with a record rejected, or with a grace period running', async () => {
-    const { te, env } = sides[0]!;
+    const { te, env } = sides()[0];
     await te.reset();
     for (const ns of [fingerprintNamespace(FEED), stampNamespace(FEED), SEAL_NAMESPACE])
       await env.store.delete(ns, [...(await env.store.getAll(ns)).keys()]);
@@ -262,7 +250,7 @@ describe("a lane's seal, mixed cases", () => {
         for (const p of picked) await p.behind?.(te, env);
       },
     };
-    const [sealed, plain] = await Promise.all([history(sides[0]!, c, true), history(sides[1]!, c, false)]);
+    const [sealed, plain] = await Promise.all([history(sides()[0], c, true), history(sides()[1], c, false)]);
     expect(sealed.calls).toEqual(plain.calls);
     expect(sealed.listings).toEqual(plain.listings);
     expect(sealed.state).toEqual(plain.state);

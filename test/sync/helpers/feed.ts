@@ -154,6 +154,28 @@ export async function createSyncEnv(): Promise<SyncEnv> {
   return env;
 }
 
+/** An emulator and a sync env: one side of a test that runs one history two ways and compares the outcomes. */
+export interface Side {
+  te: TestEmulator;
+  env: SyncEnv;
+}
+
+/** Two sides, started before the file's tests (emulators answering after `latencyMs`) and closed after them. */
+export function useTwoSides(latencyMs: number): () => readonly [Side, Side] {
+  let sides: [Side, Side] | undefined;
+  const side = async (): Promise<Side> => ({ te: await startTestEmulator({ latencyMs }), env: await createSyncEnv() });
+  beforeAll(async () => {
+    sides = await Promise.all([side(), side()]);
+  });
+  afterAll(async () => {
+    for (const s of sides ?? []) await Promise.all([s.te.close(), s.env.cleanup()]);
+  });
+  return () => {
+    if (!sides) throw new Error('the two sides are started in the vitest hooks: use them inside a test');
+    return sides;
+  };
+}
+
 /** Request counts of one spec path from the emulator's stats, by status. */
 export async function requests(
   te: TestEmulator,
