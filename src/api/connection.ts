@@ -34,20 +34,22 @@ export function connect(opts: ApiClientOptions): Connection {
   registerSecret(opts.secretKey);
   registerSecret(opts.sessionKey);
   const baseUrl = opts.baseUrl.replace(/\/+$/, '');
+  const budget =
+    opts.budget ??
+    localApiBudget({
+      baseUrl,
+      secretKey: opts.secretKey,
+      ratePerSecond: opts.ratePerSecond,
+      concurrency: opts.concurrency,
+    });
   return {
     opts,
     baseUrl,
     policy: retryPolicy(opts.retry),
-    budget:
-      opts.budget ??
-      localApiBudget({
-        baseUrl,
-        secretKey: opts.secretKey,
-        ratePerSecond: opts.ratePerSecond,
-        concurrency: opts.concurrency,
-      }),
+    budget,
     transport: {
-      dispatcher: keepAliveAgent(),
+      // as many connections as calls in flight (api.concurrency), the budget's own or the one shared
+      dispatcher: keepAliveAgent(budget.limits.concurrency),
       timeoutMs: opts.timeoutMs,
       maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
     },

@@ -59,6 +59,7 @@ async function linkOrFile(path: string): Promise<boolean> {
 }
 
 async function refuseLink(path: string): Promise<void> {
+  // (nothing there, or nothing lstat can see: the write that follows says its own failure)
   const st = await lstat(path).catch(() => undefined);
   if (st?.isSymbolicLink())
     throw new ConfigError(

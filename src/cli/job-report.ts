@@ -3,13 +3,16 @@
 // (a rolling upgrade) or a hand in Redis; cast to the report's type it printed an undo's omitted count
 // as `[object Object]`, and another shape crashed the formatter. Each schema holds what its kind's
 // formatter reads (other fields pass as they are): a value it accepts prints whole, one it refuses is
-// said, field by field. `Covers` keeps every schema no stricter than the report type it checks.
+// said, field by field. A value accepted is typed as what its schema checked, and each formatter takes
+// its view (what it reads: SyncReportView, …), so enqueue.ts compiles only where the schema's type is
+// one; `Names` holds each schema to every field its view names, optional ones too (a field left out
+// of a schema would pass as assignable). `Covers` keeps every schema no stricter than its report type.
 import { z } from 'zod';
 import type { JobKind } from '../queue/index.js';
-import type { SettingsReport } from '../settings/report.js';
-import type { SmokeReport } from '../smoke/report.js';
-import type { SyncReport } from '../sync/index.js';
-import type { UndoReport } from '../undo/index.js';
+import type { SettingsReport, SettingsReportView } from '../settings/index.js';
+import type { SmokeReport, SmokeReportView } from '../smoke/index.js';
+import type { SyncReport, SyncReportView } from '../sync/index.js';
+import type { UndoReport, UndoReportView } from '../undo/index.js';
 
 const count = z.number();
 const text = z.string();
@@ -91,12 +94,13 @@ const SyncLane = z.object({
     since: text.optional(),
     complete: z.boolean(),
     error: text.optional(),
+    status: count.optional(),
     pages: count.optional(),
     requests: count.optional(),
     requestsBy: z.record(text, count.optional()).optional(),
     tokenCalls: count.optional(),
     bytes: count.optional(),
-    sections: z.array(z.object({ name: text, lines: texts, tellsTheRead: z.literal(true).optional() })).optional(),
+    sections: z.array(z.object({ lines: texts, tellsTheRead: z.literal(true).optional() })).optional(),
     warnings: texts.optional(),
   }),
   remote: z.object({ complete: z.boolean(), problem: text.optional(), pagingCountedIn: text.optional() }),
@@ -174,7 +178,7 @@ const UndoJob = z.object({
 });
 
 /** true when every T is accepted by the schema: the schema checks nothing T does not promise */
-type Covers<T, S extends z.ZodType> = T extends z.infer<S> ? true : false;
+type Covers<T, S extends z.ZodType> = T extends z.input<S> ? true : false;
 const covered: [
   Covers<SyncReport, typeof SyncLane>,
   Covers<{ lanes: SyncReport[] }, typeof SyncLanes>,
@@ -185,29 +189,61 @@ const covered: [
 void covered;
 
 /**
- * A type guard of `T` by `schema`: narrow, as the schema checks what the formatter reads of T and
- * no more (Covers above keeps it no stricter than T); the value goes on as it is, not a parsed copy,
- * which would drop the fields the schema does not name (--json prints them).
+ * The fields `V` names that `C` does not, at any depth, by their paths ("source.status"); never when
+ * none. A record in V (any string a key) is named only by a record in C.
  */
-function guard<T>(schema: z.ZodType) {
-  return (value: unknown): value is T => schema.safeParse(value).success;
+type Unnamed<V, C, At extends string = ''> = V extends readonly (infer E)[]
+  ? C extends readonly (infer F)[]
+    ? Unnamed<E, F, `${At}[]`>
+    : At
+  : V extends object
+    ? {
+        [K in keyof V & string]-?: K extends keyof C
+          ? Unnamed<NonNullable<V[K]>, NonNullable<C[K]>, At extends '' ? K : `${At}.${K}`>
+          : At extends ''
+            ? K
+            : `${At}.${K}`;
+      }[keyof V & string]
+    : never;
+/** true when the schema checks every field the view names; else the paths of those it does not (the compiler says them) */
+type Names<V, S extends z.ZodType> = [Unnamed<V, z.input<S>>] extends [never] ? true : Unnamed<V, z.input<S>>;
+const named: [
+  Names<SyncReportView, typeof SyncLane>,
+  Names<SettingsReportView, typeof SettingsJob>,
+  Names<SmokeReportView, typeof SmokeJob>,
+  Names<UndoReportView, typeof UndoJob>,
+] = [true, true, true, true];
+void named;
+
+/**
+ * What `schema` checked of a value it accepts: its input type, what the value itself is (the output
+ * type would be a parsed copy's, which a default or a transform would make something the value is not).
+ */
+type Checked<S extends z.ZodType> = z.input<S>;
+
+/**
+ * A type guard by `schema`: the value is what the schema checked, as it is, not a parsed copy
+ * (which would drop the fields the schema does not name).
+ */
+function guard<S extends z.ZodType>(schema: S) {
+  return (value: unknown): value is Checked<S> => schema.safeParse(value).success;
 }
-const isSyncLane = guard<SyncReport>(SyncLane);
-const isSettings = guard<SettingsReport>(SettingsJob);
-const isSmoke = guard<SmokeReport>(SmokeJob);
-const isUndo = guard<UndoReport>(UndoJob);
+const isSyncLane = guard(SyncLane);
+const isSettings = guard(SettingsJob);
+const isSmoke = guard(SmokeJob);
+const isUndo = guard(UndoJob);
 const SCHEMAS = { settings: SettingsJob, smoke: SmokeJob, undo: UndoJob } as const;
 
 /** The kinds of job `enqueue` queues, each with its report. */
 export type ReportKind = Extract<JobKind, 'sync' | 'settings' | 'smoke' | 'undo'>;
 
-/** A job's report as checked: what its kind's formatter takes, or a thrown error's summary. */
+/** A job's report as checked, typed as its schema checked it (what its kind's formatter takes), or a thrown error's summary. */
 export type JobReport =
   | { kind: 'error'; summary: string }
-  | { kind: 'sync'; lanes: SyncReport[] }
-  | { kind: 'settings'; report: SettingsReport }
-  | { kind: 'smoke'; report: SmokeReport }
-  | { kind: 'undo'; report: UndoReport };
+  | { kind: 'sync'; lanes: Array<Checked<typeof SyncLane>> }
+  | { kind: 'settings'; report: Checked<typeof SettingsJob> }
+  | { kind: 'smoke'; report: Checked<typeof SmokeJob> }
+  | { kind: 'undo'; report: Checked<typeof UndoJob> };
 
 /**
  * `value` checked as the report of a `kind` job: the report, or what is wrong with it (each field by

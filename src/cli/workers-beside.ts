@@ -15,6 +15,7 @@ const ANSWER_MS = 1500;
 /** The warning to print (once, on stderr), or undefined: no Redis configured, none answering, or no worker running. */
 export async function workersBesideWarning(loaded: LoadedConfig): Promise<string | undefined> {
   if (!loaded.config.redis) return undefined;
+  // (a Redis that does not answer is why a person runs --no-redis: no warning, the run's usual note only)
   const ops = await openOpsRedis(loaded, 'sync --no-redis', ANSWER_MS).catch(() => undefined);
   if (!ops) return undefined;
   const queues = createQueues(ops.redis, ops.prefix);

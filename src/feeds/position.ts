@@ -3,7 +3,10 @@
 // spans lines), `feeds/reso-pages.json, record 45 (ListingKey K1000045, ListingId RES1000045)`.
 import type { RecordPosition } from './types.js';
 
-export function formatPosition(p: RecordPosition): string {
+/** What formatPosition reads of a position: a report's copy of one names no more (cli/job-report.ts checks these). */
+export type PositionView = Pick<RecordPosition, 'file' | 'line' | 'index' | 'id' | 'ids'>;
+
+export function formatPosition(p: PositionView): string {
   const at = p.line !== undefined ? `${p.file}:${p.line}` : p.file;
   const ids =
     p.ids && Object.keys(p.ids).length

@@ -33,6 +33,21 @@ export function describeFieldChange(
   return `${excerpt(before, from)} → ${excerpt(after, from)}`;
 }
 
+/** What describing a field's change reads of it: a FieldChange (listing/canonical.ts), or a report's copy of one. */
+export interface ChangeView {
+  field: string;
+  old: unknown;
+  new: unknown;
+  oldNotKept?: true;
+  oldWithheld?: true;
+  newWithheld?: true;
+}
+
+/** `field old → new` (describeFieldChange), its withheld and not-kept sides said as such. */
+export function describeChange(c: ChangeView): string {
+  return `${c.field} ${describeFieldChange(c.old, c.new, c.oldWithheld ? 'withheld' : c.oldNotKept, c.newWithheld)}`;
+}
+
 function firstDifference(a: string, b: string): number {
   let i = 0;
   while (i < a.length && i < b.length && a.charCodeAt(i) === b.charCodeAt(i)) i++;

@@ -502,6 +502,7 @@ export async function acquireForegroundLock(opts: ForegroundLockOptions): Promis
       waitMs: opts.waitMs,
       pollMs: 250,
       ...(opts.signal && { signal: opts.signal }),
+      // (a holder file unread says "another process" while waiting; the wait itself goes on by the lock)
       ...(onWait && { onWait: async () => onWait(await lockHolder(path).catch(() => undefined)) }),
     });
     return file && { lost: file.lost, release: file.release };

@@ -63,7 +63,13 @@ export interface BoundedResponse {
   cancel(): void;
 }
 
-/** A keep-alive connection pool for one client; sockets idle a while are closed (and never hold the process open). */
+/**
+ * A keep-alive connection pool for one client; sockets idle a while are closed (and never hold the
+ * process open). `connections`: the client's calls in flight at most. A pool larger than those grew
+ * to about twice them: a call sent as the one before it ended found that one's connection not yet
+ * free (undici frees it on its drain event) and opened another (test/api/connections.test.ts); at
+ * the bound it waits for that drain instead. 64 for a client without a bound (tests, benches).
+ */
 export function keepAliveAgent(connections = 64): Agent {
   return new Agent({ connections, keepAliveTimeout: 10_000, pipelining: 1 });
 }

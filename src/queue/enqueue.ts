@@ -121,6 +121,7 @@ function watchEvents(
             onEvent(fieldsOf(fields));
           }
       } catch {
+        // (the sleep rejects only when stopped, which ends the loop)
         await sleep(POLL_MS, undefined, { signal: stopping.signal }).catch(() => undefined);
       }
     }

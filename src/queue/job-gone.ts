@@ -10,6 +10,7 @@ export const JOB_LOOK_MS = 1000;
 
 /** True only when the look answered 'unknown' within `ms`; a look that fails (thrown or rejected) or is slow says false (the job taken over, as before the look was made). */
 export async function jobGone(look: () => Promise<string>, ms = JOB_LOOK_MS): Promise<boolean> {
+  // (a failed look answers "not gone", the safe side: the caller says the job taken over, as before looks)
   const state = await within(
     Promise.resolve()
       .then(look)

@@ -155,13 +155,7 @@ export async function sweepJobHolders(d: SweepDeps, tidy = false): Promise<Hande
     }
     if ((await d.redis.hdel(d.key, token)) !== 1) continue; // another sweeper claimed it
     const back = await handBackDead(d, queue, { ...record, reason }, token).catch(async (err: unknown) => {
-      // the record put back for the next sweep, which moves the job without counting it again;
-      // failing that, its lock, kept for the move, expires: BullMQ's stalled check takes the job over then
-      await d.redis.hsetnx(d.key, token, text).catch(() => undefined);
-      d.logger.warn(
-        { err, jobId: record.jobId, queue: record.queue },
-        "a dead worker's job not handed back; tried again at the next sweep, else taken over at its lock's expiry",
-      );
+      await putBack(d, token, text, record, err);
       return undefined;
     });
     if (back) handedBack.push(back);
@@ -172,6 +166,25 @@ export async function sweepJobHolders(d: SweepDeps, tidy = false): Promise<Hande
     if (ended.length > 0) await d.redis.hdel(d.key, ...ended);
   }
   return handedBack;
+}
+
+/**
+ * A claimed record whose hand-back failed put back for the next sweep, which moves the job without
+ * counting it again; said either way. A put-back that fails too leaves no record for any sweep: the
+ * job's lock, kept for the move, expires and BullMQ's stalled check takes the job over then (it
+ * counts it stalled a second time: worker.maxStalledCount comes one death sooner).
+ */
+async function putBack(d: SweepDeps, token: string, text: string, record: JobHolder, err: unknown): Promise<void> {
+  const at = { err, jobId: record.jobId, queue: record.queue };
+  try {
+    await d.redis.hsetnx(d.key, token, text);
+    d.logger.warn(at, "a dead worker's job not handed back; tried again at the next sweep");
+  } catch (putBackErr) {
+    d.logger.warn(
+      { ...at, putBackErr: String(putBackErr) }, // (pino serializes an Error only under `err`)
+      "a dead worker's job not handed back, and its holder record not put back: no sweep tries again; BullMQ's stalled check takes the job over at its lock's expiry (the lock duration), counting it stalled once more",
+    );
+  }
 }
 
 /** The job of a claimed record counted stalled and moved back to wait, said in one warning; undefined when it is no longer active under the token (a leftover). */

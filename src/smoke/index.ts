@@ -1,4 +1,4 @@
 export { runSmoke, type SmokeDeps, type SmokeOptions } from './run-smoke.js';
 export type { ChatbotSmokeResult, SmokeCheck, SmokeReport } from './report.js';
-export { formatSmokeReport } from './report-format.js';
+export { formatSmokeReport, type SmokeReportView } from './report-format.js';
 export { answerChecks, joinCheck } from './checks.js';

@@ -1,8 +1,19 @@
 // The smoke report as a table for people (stderr); --json prints the report itself.
 import { table } from '../format/table.js';
-import type { SmokeReport } from './report.js';
+import type { ChatbotSmokeResult, SmokeReport } from './report.js';
 
-export function formatSmokeReport(report: SmokeReport): string {
+/**
+ * What formatSmokeReport reads of a smoke report, and no more: `enqueue --wait` formats a job's return
+ * value as far as its schema checked it (cli/job-report.ts), and the compiler holds that schema to
+ * every field named here. A SmokeReport is one.
+ */
+export interface SmokeReportView extends Pick<SmokeReport, 'summary'> {
+  chatbots: Array<
+    Pick<ChatbotSmokeResult, 'serialNumber' | 'ok' | 'latencyMs' | 'firstFragmentMs' | 'streamMs' | 'checks'>
+  >;
+}
+
+export function formatSmokeReport(report: SmokeReportView): string {
   const rows = report.chatbots.map((r) => [
     r.serialNumber,
     r.ok ? 'ok' : 'FAILED',

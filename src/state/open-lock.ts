@@ -85,6 +85,7 @@ async function take(
   const lock = await lockFile(at, `feedsync with the state file open`, {
     waitMs,
     pollMs: 250,
+    // (a holder file unread says "another process" while waiting; the wait itself goes on by the lock)
     ...(onWait && { onWait: async () => onWait(await lockHolder(at).catch(() => undefined)) }),
   });
   if (lock) return lock;

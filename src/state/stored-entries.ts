@@ -28,6 +28,7 @@ export class StoredEntries implements ReadonlyMap<string, string> {
     return this.#db.doesExist(slotOf(this.#range.start, key));
   }
 
+  /** counted in the file at each ask (LMDB's walk of the range's keys, about 26 ns a key): ask emptiness of a first entry */
   get size(): number {
     return this.#count();
   }

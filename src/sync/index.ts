@@ -15,7 +15,10 @@ export { commitChanges, emptyChanges } from './settle/state.js';
 export { lanesDoneBy, LANE_DONE_NAMESPACE, type LaneDone } from './settle/lane-done.js';
 export { fingerprintNamespace, MARK_NAMESPACE } from './model/state-names.js';
 export { stoppedOutcome, thrownOutcome } from './model/outcome.js';
+// (undo reports its own writes: a refused credential in the sync's words)
+export { authFailure } from './util/auth.js';
 export type { SyncReport } from './report/report.js';
+export type { ItemFailureView, SourceView, SyncReportView } from './report/report-view.js';
 export { failedReport, displayCounts, displayCountsLine, displayLine } from './report/report.js';
 export { formatSyncReport, requestsLine } from './report/report-format.js';
 export { describeChange, type ChangeSink, type Headline, type ListingChange } from './model/changes.js';

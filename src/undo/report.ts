@@ -2,9 +2,9 @@
 // history) and the table a person reads, in the sync report's words (create, update old → new,
 // delete), with the conflicts and what cannot be undone. Lists are bounded (first SHOWN, and the
 // number left out).
-import { describeFieldChange } from '../format/change.js';
+import { describeChange, type ChangeView } from '../format/change.js';
 import type { FieldChange } from '../listing/canonical.js';
-import type { ItemFailure } from '../sync/index.js';
+import type { ItemFailure, ItemFailureView } from '../sync/index.js';
 import type { UndoConflict } from './plan-undo.js';
 import { feedsyncCommand } from '../format/invocation.js';
 
@@ -61,23 +61,32 @@ export interface UndoReport {
   durationMs: number;
 }
 
+/**
+ * What formatUndoReport reads of an undo report, and no more: `enqueue --wait` formats a job's return
+ * value as far as its schema checked it (cli/job-report.ts), and the compiler holds that schema to
+ * every field named here. An UndoReport is one.
+ */
+export interface UndoReportView extends Pick<
+  UndoReport,
+  'runId' | 'undoOf' | 'dryRun' | 'message' | 'cannot' | 'next' | 'summary'
+> {
+  plan: Pick<UndoReport['plan'], 'creates' | 'deletes' | 'omitted'> & {
+    updates: Array<{ key: string; changes: ChangeView[] }>;
+  };
+  conflicts: Array<Pick<UndoConflict, 'key' | 'reason' | 'forced'>>;
+  failures: ItemFailureView[];
+}
+
 /** Most entries of each list a report carries. */
 export const SHOWN = 200;
 
-export function formatUndoReport(r: UndoReport): string {
+export function formatUndoReport(r: UndoReportView): string {
   const would = r.dryRun ? 'would ' : '';
   const lines = [`${r.summary}`];
   if (r.message) lines.push(`  ${r.message}`);
   for (const k of r.plan.creates) lines.push(`  + ${k} ${would}create again (as it was before ${r.undoOf})`);
   for (const u of r.plan.updates) {
-    const what = u.changes.length
-      ? u.changes
-          .map(
-            (c) =>
-              `${c.field} ${describeFieldChange(c.old, c.new, c.oldWithheld ? 'withheld' : c.oldNotKept, c.newWithheld)}`,
-          )
-          .join('; ')
-      : 'fields the list does not return';
+    const what = u.changes.length ? u.changes.map(describeChange).join('; ') : 'fields the list does not return';
     lines.push(`  ~ ${u.key} ${would}update back: ${what}`);
   }
   for (const k of r.plan.deletes) lines.push(`  - ${k} ${would}delete (${r.undoOf} created it)`);

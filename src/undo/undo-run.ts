@@ -15,6 +15,7 @@ import { fingerprintListing, keptField } from '../listing/fingerprint.js';
 import type { Logger } from '../log.js';
 import type { KvStore } from '../state/kv-store.js';
 import {
+  authFailure,
   commitChanges,
   createBeforeCapture,
   createExecutor,
@@ -295,6 +296,7 @@ async function writeUndo(u: Undo, plan: UndoPlan, paged: PagedItems, trimmed: st
   const left = plan.conflicts.filter((c) => !c.forced).length;
   const outcome: UndoOutcome = exec.stopped ?? (exec.failures.length || left || trimmed ? 'partial' : 'ok');
   const message =
+    (exec.refused && authFailure(exec.refused)) ??
     exec.stopReason ??
     [
       left ? `${left} conflict(s) left alone (--force reverts them)` : '',

@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { SyncReport } from '../../src/sync/index.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 import { COLUMNS, csv, rows } from '../sync/helpers/feed.js';
 
 const FANOUT_RECORDS = Number(process.env.BENCH_FANOUT_RECORDS ?? 20_000);
@@ -82,7 +83,7 @@ interface Stats {
 }
 
 export async function stats(emu: Emulator): Promise<{ list: number; all: number }> {
-  const s = (await (await fetch(`${emu.url}/__emulator/stats`)).json()) as Stats;
+  const s = (await (await freshFetch(`${emu.url}/__emulator/stats`)).json()) as Stats;
   return {
     list: Object.values(s.requests['/chat/Chatbot/RealEstateList'] ?? {}).reduce((a, b) => a + b, 0),
     all: s.total,

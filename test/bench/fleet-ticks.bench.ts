@@ -48,6 +48,7 @@ import {
 } from '../../src/queue/index.js';
 import { SWEEP_MS } from '../../src/queue/job-holders.js';
 import { syncSchedules } from '../../src/queue/schedules.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 import { dropPrefix, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { spawnWorker, type WorkerProcess } from '../queue/worker-process.js';
 import { COLUMNS, csv, row, type Row } from '../sync/helpers/feed.js';
@@ -191,7 +192,7 @@ async function startWorker(file: string): Promise<Worker> {
 async function idleCollections(
   w: Worker,
 ): Promise<{ count: number; meanMs: number; trims: number; trimMs: number; trimmedMb: number }> {
-  const text = await (await fetch(`http://127.0.0.1:${w.w.port}/metrics`)).text();
+  const text = await (await freshFetch(`http://127.0.0.1:${w.w.port}/metrics`)).text();
   const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN);
   const count = metric('feedsync_idle_collections_total');
   const trims = metric('feedsync_idle_trims_total');

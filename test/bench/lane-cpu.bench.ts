@@ -17,6 +17,7 @@ import { createApiClient } from '../../src/api/client.js';
 import { silentLogger } from '../../src/log.js';
 import { createMemoryStore } from '../../src/state/memory-store.js';
 import { lanesOf, runSync } from '../../src/sync/index.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 import { COLUMNS, csv, rows } from '../sync/helpers/feed.js';
 import { writeMdPart } from './bench-md.js';
 
@@ -60,7 +61,7 @@ async function startEmu(): Promise<Emu> {
 
 /** every call the emulator answered so far */
 const emuCalls = async (emu: Emu) =>
-  ((await (await fetch(`${emu.url}/__emulator/stats`)).json()) as { total: number }).total;
+  ((await (await freshFetch(`${emu.url}/__emulator/stats`)).json()) as { total: number }).total;
 
 const cpuNow = () => {
   const { user, system } = process.cpuUsage();

@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log.js';
 import { closeQueues, createQueues, enqueueJob, waitForJob, type Queues } from '../../src/queue/index.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
+import { freshFetch } from '../helpers/fresh-fetch.js';
 import { dropPrefix, REDIS_URL, testRedis, uniquePrefix } from '../queue/helpers.js';
 import { SN } from '../sync/helpers/feed.js';
 import { badRows, createStory, goodRows, listingsAsText, type Story } from '../undo/helpers.js';
@@ -90,9 +91,9 @@ it('shows the undo plan first, then queues the undo, which puts the listings bac
   await context.close();
 
   // without the login the page asks for it; a POST from another origin is refused even with it
-  expect((await fetch(`http://127.0.0.1:${worker.port}/status/runs/${bad}/undo`)).status).toBe(401);
+  expect((await freshFetch(`http://127.0.0.1:${worker.port}/status/runs/${bad}/undo`)).status).toBe(401);
   const auth = `Bearer ${TOKEN}`;
-  const cross = await fetch(`http://127.0.0.1:${worker.port}/status/runs/${bad}/undo`, {
+  const cross = await freshFetch(`http://127.0.0.1:${worker.port}/status/runs/${bad}/undo`, {
     method: 'POST',
     headers: { authorization: auth, origin: 'https://evil.test', 'content-type': 'application/x-www-form-urlencoded' },
     body: `confirm=${encodeURIComponent(bad)}`,

@@ -4,7 +4,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestEmulator, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
+import { startTestEmulator, TEST_SECRET_KEY, TEST_SESSION_KEY, type TestEmulator } from '../helpers/emulator.js';
 import { startResoServer, type ResoServer } from '../helpers/reso-server.js';
 import { feedsync } from '../settings/run-cli.js';
 import { keyedResoRecords, resoFeedYaml } from '../sync/helpers/reso-records.js';
@@ -65,6 +65,22 @@ describe('a refused credential', () => {
       'check api.secretKey (from $CHATBOT_SECRET_KEY); no further call was made',
     );
     expect(r.stderr + r.stdout).not.toContain('wrong-secret-key-from-env-7');
+  });
+
+  // the list is the first call, and the session key its credential: refused there, paging says it
+  it('the list refusing a session key read from the environment: names its variable, first', async () => {
+    const file = join(env.dir, 'session-from-env.yaml');
+    await writeFile(
+      file,
+      homesConfigYaml(te.url, { secretKey: TEST_SECRET_KEY, sessionKey: '${CHATBOT_SESSION_KEY}' }, {}),
+    );
+    const r = await feedsync(['sync', '--config', file], { CHATBOT_SESSION_KEY: 'wrong-session-key-from-env-8' });
+    expect(r.code).toBe(1);
+    // (the line of the feed: the alert of the file's third failed run in a row is logged before it)
+    expect(r.stderr.split('\n').find((l) => l.startsWith('feed homes → '))).toBe(
+      `feed homes → chatbot ${SN}: failed — the Chatbot Service refused the credentials (HTTP 401) on /chat/Chatbot/RealEstateList: check api.sessionKey (from $CHATBOT_SESSION_KEY); no further call was made`,
+    );
+    expect(r.stderr + r.stdout).not.toContain('wrong-session-key-from-env-8');
   });
 });
 

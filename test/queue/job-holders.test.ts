@@ -28,7 +28,17 @@ import { JOB_LOCK_LOST } from '../../src/errors.js';
 import { keysOf } from '../../src/redis/keys.js';
 import { JOBS } from '../../jobs/index.js';
 import { startHttpReceiver } from '../alerts/receivers.js';
-import { deferred, feedsYaml, loadedConfig, processorDeps, redisAt, testRedis, until, useQueues } from './helpers.js';
+import {
+  captureLogs,
+  deferred,
+  feedsYaml,
+  loadedConfig,
+  processorDeps,
+  redisAt,
+  testRedis,
+  until,
+  useQueues,
+} from './helpers.js';
 
 const q = useQueues();
 /** BullMQ's maxStalledCount as workers.ts sets it: the config's default (2) and one */
@@ -205,6 +215,40 @@ describe('the sweep of the jobs’ holder records', () => {
       expect(later).toMatchObject([{ jobId: job.id, stalled: 1 }]);
       expect(await q.queues.sync.getJobState(job.id!)).toBe('waiting');
       expect(await q.redis.hlen(key())).toBe(0);
+    });
+
+    it('its move refused and its record not put back (HSETNX fails too): said, with the job and queue; BullMQ’s check takes it over at the lock’s expiry', async () => {
+      const job = await taken('t-lost-record', await deadProcess());
+      const lockKey = `${q.queues.sync.toKey(job.id!)}:lock`;
+      // the same client but for HSETNX, which a dropped connection refuses
+      const refusing = new Proxy(q.redis, {
+        get: (target, name) => {
+          if (name === 'hsetnx') return () => Promise.reject(new Error('connection lost (HSETNX)'));
+          const v: unknown = Reflect.get(target, name);
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+      const { logger, warnings } = captureLogs();
+      vi.spyOn(Job.prototype, 'moveToWait').mockRejectedValueOnce(new Error('connection lost'));
+      expect(await sweepJobHolders({ ...deps(refusing), lockDurationMs: 300, logger })).toEqual([]);
+      expect(warnings()).toEqual([
+        expect.objectContaining({
+          jobId: job.id,
+          queue: QUEUE_NAMES.sync,
+          err: expect.objectContaining({ message: 'connection lost' }),
+          putBackErr: 'Error: connection lost (HSETNX)',
+          msg: expect.stringMatching(/record not put back.*no sweep tries again.*stalled check.*lock's expiry/),
+        }),
+      ]);
+      expect(await q.redis.hlen(key())).toBe(0);
+      // no sweep finds it again; BullMQ's check does, once the lock kept for the move has expired
+      expect(await sweepJobHolders(deps())).toEqual([]);
+      await until('the lock kept for the move gone', async () => (await q.redis.exists(lockKey)) === 0);
+      await stalledCheck();
+      await stalledCheck();
+      expect(await q.queues.sync.getJobState(job.id!)).toBe('waiting');
+      // (counted by the sweep and by the check: the one case a death counts twice, as the warning says)
+      expect((await q.queues.sync.getJob(job.id!))?.stalledCounter).toBe(2);
     });
 
     it('its claim lost in a failover, claimed again while the first sweeper has counted and not yet moved: counted once, moved once', async () => {

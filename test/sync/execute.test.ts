@@ -4,6 +4,7 @@ import { ApiError } from '../../src/errors.js';
 import { fingerprintListing } from '../../src/listing/fingerprint.js';
 import { silentLogger } from '../../src/log.js';
 import { createExecutor, writeJobs, type ExecuteDeps } from '../../src/sync/write/execute.js';
+import { authFailure } from '../../src/sync/util/auth.js';
 import type { ListingChange } from '../../src/sync/model/changes.js';
 import { executePlan } from './helpers/whole-plan.js';
 import type { PlannedDelete } from '../../src/sync/model/plan-types.js';
@@ -142,13 +143,17 @@ describe('executePlan', () => {
     }
   });
 
-  it('stops at the first 401: no call after it, the run fails naming api.secretKey', async () => {
+  // (the refusal is a value the run words, util/auth.ts: with the variable behind the key, which the executor does not know)
+  it('stops at the first 401: no call after it, the run fails with the refusal recorded, naming api.secretKey in words', async () => {
     const fake = createFakeApi();
     fake.failNext('create', '401');
     const creates = Array.from({ length: 10 }, (_, i) => create(`K${i}`));
     const r = await executePlan({ creates, updates: [], deletes: [] }, deps(fake.api, { concurrency: 1 }));
     expect(r.stopped).toBe('failed');
-    expect(r.stopReason).toContain('api.secretKey');
+    expect(r.refused).toMatchObject({ status: 401 });
+    expect(r.refused?.err).toBeInstanceOf(ApiError);
+    expect(r.stopReason).toBeUndefined();
+    expect(authFailure(r.refused!)).toContain('check api.secretKey; no further call was made');
     expect(fake.count('create')).toBe(1);
   });
 

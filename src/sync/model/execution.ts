@@ -5,6 +5,7 @@ import type { Entries } from './entries.js';
 import type { KeyType } from '../../listing/schema.js';
 import type { DeleteReason, PlannedCreate, PlannedDelete, PlannedUpdate } from './plan-types.js';
 import type { StoppedOutcome } from './outcome.js';
+import type { Refusal } from './refusal.js';
 
 export interface ItemFailure {
   key: string;
@@ -37,7 +38,10 @@ export interface ExecutionResult {
   /** key → the unlisted fields (JSON) of every successful write: what undo completes a listing with */
   unlisted: Entries;
   stopped?: StoppedOutcome | 'unavailable' | 'failed';
+  /** why the writes stopped, said for a person; none when a credential was refused */
   stopReason?: string;
+  /** the credential the API refused (stopped 'failed'): a value, worded by whoever reports the run (util/auth.ts) */
+  refused?: Refusal;
 }
 
 /** One unit of work: a create, an update, or a batch of deletes of one KeyType. */

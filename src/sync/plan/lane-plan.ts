@@ -24,6 +24,7 @@ import {
 import { createPendingWindow, type PendingWindow } from './pending.js';
 import { duplicatesOf, planAgain, planListing, type ListingDecision } from './plan.js';
 import { recordText, stampOf } from './record-stamp.js';
+import { isEmpty } from '../util/collections.js';
 
 export type { LaneTally, Mapped } from '../model/lane-tally.js';
 
@@ -167,12 +168,6 @@ export function withSoldWindows(input: LanePlannerInput): LanePlannerInput {
   if (!input.soldUntil || !isEmpty(input.soldUntil)) return input;
   const { soldUntil: _none, ...rest } = input;
   return rest;
-}
-
-/** whether the map holds nothing (without counting a stored namespace's entries: the walk stops at the first) */
-function isEmpty(map: ReadonlyMap<string, string>): boolean {
-  for (const _ of map.keys()) return false;
-  return true;
 }
 
 /** pagedAfterEarly: each key remembered early that the finished paging holds more than once, by the duplicate rule. */

@@ -4,12 +4,11 @@
 // lane whose stamp shows the record in step never asks. The lanes' jobs come out as one stream
 // for the write pool (execute.ts, runPool). A record no lane takes is counted "routed nowhere";
 // a lane whose chatbot holds a record that now goes elsewhere deletes its copy (an agent change).
-import type { FromEnv } from '../../config/env-words.js';
 import { inBatches } from '../../feeds/item-batches.js';
 import type { FeedItem } from '../../feeds/types.js';
 import type { KeyedItem, MappedItem } from '../../mapping/types.js';
 import { routeIndex } from '../../mapping/where.js';
-import { authFailure } from '../util/auth.js';
+import { refusalOf, type Refusal } from '../model/refusal.js';
 import type { Executor, Job, LaneJob } from '../model/execution.js';
 import type { Lane } from './lanes.js';
 import type { PlannerSteps } from '../model/lane-planner.js';
@@ -54,16 +53,14 @@ export interface FeedRead {
   again(lane: ReadingLane, items: readonly KeyedItem[]): AsyncGenerator<LaneJob>;
   /** read to its end (known once `jobs` ended) */
   readonly done: boolean;
-  /** the feed server refused our credentials: every lane fails, nothing more is asked of anyone */
-  readonly auth: string | undefined;
+  /** the feed server refused our credentials: every lane fails, nothing more is asked of anyone (the run words it) */
+  readonly auth: Refusal | undefined;
   readonly routedNowhere: number;
   readonly records: number;
 }
 
 export interface ReadFeedInput {
   feedName: string;
-  /** the config's values read from the environment: a refused credential names the variable behind its key (LoadedConfig's) */
-  fromEnv?: FromEnv;
   /** the feed, its items carrying their keys */
   opened: KeyedFeed;
   lanes: readonly ReadingLane[];
@@ -119,7 +116,7 @@ function countedEvery(ms: number, report: (records: number) => void, state: { re
 
 export function readFeed(input: ReadFeedInput): FeedRead {
   const { opened, lanes, media } = input;
-  const state = { done: false, auth: undefined as string | undefined, routedNowhere: 0, records: 0 };
+  const state = { done: false, auth: undefined as Refusal | undefined, routedNowhere: 0, records: 0 };
   const mapOnce = mapperOf(input);
   const routes = routesOf(lanes);
   const waiting: Awaiting[] = [];
@@ -135,7 +132,7 @@ export function readFeed(input: ReadFeedInput): FeedRead {
     } catch (err) {
       // (a lane that failed a record: the jobs the lanes before it made of the record go first, as they came)
       while (routed.length) yield routed.shift()!;
-      state.auth = authFailure(err, input.feedName, input.fromEnv);
+      state.auth = refusalOf(err, input.feedName);
       for (const l of lanes) l.planner.collector.fail(err);
       if (state.auth) return;
       if (media && !input.signal.aborted) yield* salvage(media, waiting.splice(0));

@@ -3,11 +3,10 @@
 // readChatbotState, begun by the run: paging leaves the main thread idle between pages; the
 // caller's chatbot lock keeps other runs from writing it).
 // A paging that fails ends every lane of the chatbot with the failure; the other chatbots go on.
-import type { FromEnv } from '../../config/env-words.js';
 import type { ChatbotApi } from '../../api/types.js';
 import type { ApiConfig } from '../../config/schema.js';
 import { ApiError, causeMessage, effectiveStatus } from '../../errors.js';
-import { authFailure } from '../util/auth.js';
+import { refusalOf, type Refusal } from '../model/refusal.js';
 import type { Lane } from '../model/lane.js';
 import type { EchoFiles } from './page-echo.js';
 import type { RemoteSide } from '../model/plan-types.js';
@@ -23,13 +22,18 @@ export type ChatbotRemote = RemoteSide & { byKey: RemoteIndex };
 
 export type PagedChatbot =
   | { ok: true; remote: ChatbotRemote; state: ChatbotState; stamps: Map<string, ReadonlyMap<string, string>> }
-  | { ok: false; outcome: SyncOutcome; message: string; problem: string };
+  | {
+      ok: false;
+      outcome: SyncOutcome;
+      /** what went wrong, said for a person; none when a credential was refused (`refused`: the run words it) */
+      message?: string;
+      refused?: Refusal;
+      problem: string;
+    };
 
 export interface PageChatbotInput {
   api: ChatbotApi;
   apiConfig: ApiConfig;
-  /** the config's values read from the environment: a refused credential names the variable behind its key (LoadedConfig's) */
-  fromEnv?: FromEnv;
   chatbot: string;
   /** the run's lanes into this chatbot */
   lanes: readonly Lane[];
@@ -87,6 +91,7 @@ export function pagingTurns(atOnce = PAGINGS_AT_ONCE): {
   const dones: Array<Promise<unknown>> = [];
   return {
     turn: () => dones[dones.length - Math.max(1, atOnce)] ?? Promise.resolve(),
+    // (only its settling counts here: a paging's failure is its handle's, awaited by its lanes)
     ended: (done) => void dones.push(done.catch(() => undefined)),
     all: () => Promise.all(dones).then(() => undefined),
   };
@@ -137,11 +142,12 @@ async function pageChatbot(
     else remote = { ...(await fetchRemote(input.api, options)), ...(keys && { asked: keys }) };
   } catch (err) {
     const outcome: SyncOutcome = thrownOutcome(err, signal);
+    const problem = causeMessage(err);
+    const refused = refusalOf(err, lanes[0]!.feed.name);
+    if (refused) return { ok: false, outcome, refused, problem };
     const deadline = input.deadlineMessage();
-    const message =
-      authFailure(err, lanes[0]!.feed.name, input.fromEnv) ??
-      `${deadline ? `${deadline}; ` : ''}the chatbot's listings could not be paged: ${causeMessage(err)}${notFoundHint(err, input)}; nothing was written`;
-    return { ok: false, outcome, message, problem: causeMessage(err) };
+    const message = `${deadline ? `${deadline}; ` : ''}the chatbot's listings could not be paged: ${problem}${notFoundHint(err, input)}; nothing was written`;
+    return { ok: false, outcome, message, problem };
   }
   const { state, stamps } = await stateRead;
   return { ok: true, remote, state, stamps };

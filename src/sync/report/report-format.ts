@@ -1,16 +1,17 @@
 // The sync report for people (stderr): counts, calls, failures, rejected records (the first few;
 // --json keeps all), the guard, and for a dry run what would change per listing, old → new.
-import { describeFieldChange } from '../../format/change.js';
+import { describeChange } from '../../format/change.js';
 import { formatPosition } from '../../feeds/position.js';
 import { table } from '../../format/table.js';
 import { formatMediaReport } from '../../media/report.js';
-import { displayLine, type SyncReport } from './report.js';
+import { displayLine } from './report.js';
+import type { SourceView, SyncReportView } from './report-view.js';
 import { invalidTextWarning } from '../../mapping/invalid-text.js';
 import { refusalWords } from '../util/auth.js';
 
 const SHOWN = 20;
 
-export function formatSyncReport(r: SyncReport): string {
+export function formatSyncReport(r: SyncReportView): string {
   // a run that did not end ok says why on its first line, once: what is wrong with the feed
   // (sync/settle/rejection.ts), the credential to fix, what the guard held back
   // and whether running it again may help, as an error the CLI prints does (cli/exit.ts)
@@ -32,11 +33,11 @@ export function formatSyncReport(r: SyncReport): string {
 }
 
 /** A dry run's words: its first line says nothing was written, its counts before their verb what would be. */
-const wordsOf = (r: SyncReport): { head: string; wouldBe: string } =>
+const wordsOf = (r: SyncReportView): { head: string; wouldBe: string } =>
   r.dryRun ? { head: 'DRY RUN — nothing written. ', wouldBe: 'would be ' } : { head: '', wouldBe: '' };
 
 /** The feed's side and the chatbot's side of the counts, side by side. */
-function countsTable(r: SyncReport): string[] {
+function countsTable(r: SyncReportView): string[] {
   const c = r.counts;
   const verb = wordsOf(r).wouldBe;
   return table(
@@ -55,7 +56,7 @@ function countsTable(r: SyncReport): string[] {
 }
 
 /** The deletes by reason, the rest of `valid`, and the API calls. */
-function tallyLines(r: SyncReport): string[] {
+function tallyLines(r: SyncReportView): string[] {
   const c = r.counts;
   const lines: string[] = [];
   const byReason = Object.entries(r.deletedByReason ?? {}).map(([k, n]) => `${k} ${n}`);
@@ -84,7 +85,7 @@ function tallyLines(r: SyncReport): string[] {
 }
 
 /** What the display rules did, values replaced, text in another encoding, what was not read whole, the guard overridden, the message, the photos. */
-function stateLines(r: SyncReport, saidFirst: boolean): string[] {
+function stateLines(r: SyncReportView, saidFirst: boolean): string[] {
   const lines: string[] = [];
   const shown = r.display && displayLine(r.display);
   if (r.display) lines.push(`  display rules (${r.display.purpose}): ${shown || 'every listing shown as it is'}`);
@@ -102,14 +103,14 @@ function stateLines(r: SyncReport, saidFirst: boolean): string[] {
 }
 
 /** The message holds the read's error: whole, or the source's words of a refused credential (util/auth.ts). */
-function saysTheRead(message: string | undefined, source: SyncReport['source']): boolean {
+function saysTheRead(message: string | undefined, source: SourceView): boolean {
   const readError = source.error ?? 'unknown error';
   if (!message) return false;
   return message.includes(source.status === undefined ? readError : refusalWords(readError, source.status));
 }
 
 /** The rejected records, the lookup values no map covers, the keys twice in the feed. */
-function listLines(lines: string[], r: SyncReport): void {
+function listLines(lines: string[], r: SyncReportView): void {
   section(
     lines,
     'rejected records',
@@ -136,12 +137,12 @@ function listLines(lines: string[], r: SyncReport): void {
 }
 
 /** A dry run: what would be created, updated (old → new) and deleted. */
-function planLines(lines: string[], plan: NonNullable<SyncReport['plan']>, guard: SyncReport['guard']): void {
+function planLines(lines: string[], plan: NonNullable<SyncReportView['plan']>, guard: SyncReportView['guard']): void {
   section(lines, 'would create', plan.creates, (k) => `+ ${k}`);
   section(lines, 'would update', plan.updates, (u) =>
     u.reason === 'unlisted'
       ? `~ ${u.key}: a field the list does not return (Location, AreaUnit, …) changed since the last write`
-      : `~ ${u.key}: ${u.changes.map((ch) => `${ch.field} ${describeFieldChange(ch.old, ch.new, ch.oldWithheld ? 'withheld' : ch.oldNotKept, ch.newWithheld)}`).join('; ')}`,
+      : `~ ${u.key}: ${u.changes.map(describeChange).join('; ')}`,
   );
   const held = guard.outcome === 'tripped' ? ' (held back by the guard)' : '';
   section(lines, `would delete${held}`, plan.deletes, (d) =>
@@ -150,7 +151,7 @@ function planLines(lines: string[], plan: NonNullable<SyncReport['plan']>, guard
 }
 
 /** How the feed was read: the pull, each section its source filled (a change feed, a reconcile), what it cost, what the source did differently. */
-function sourceLines(source: SyncReport['source']): string[] {
+function sourceLines(source: SourceView): string[] {
   const lines: string[] = [];
   const sections = source.sections ?? [];
   if (source.mode === 'incremental' && !sections.some((s) => s.tellsTheRead))
@@ -165,7 +166,7 @@ function sourceLines(source: SyncReport['source']): string[] {
 }
 
 /** A read the server stopped at its first request, in words: there are no paging counts to give ("0 pages, 1 requests (1 pages)"). */
-function firstRefused(source: SyncReport['source']): string | undefined {
+function firstRefused(source: SourceView): string | undefined {
   if (source.complete || source.pages || source.requests !== 1 || source.status === undefined) return undefined;
   const how = source.status === 401 || source.status === 403 ? 'refused' : 'answered with an error';
   return `the first request was ${how} (HTTP ${source.status}); nothing read`;
@@ -186,7 +187,7 @@ const REQUEST_KINDS: Record<string, string> = {
  * what for; token calls apart. A kind not named above (a related resource's pages: its resource's
  * name) comes after them, by name.
  */
-export function requestsLine(source: Pick<SyncReport['source'], 'requests' | 'requestsBy' | 'tokenCalls'>): string {
+export function requestsLine(source: Pick<SourceView, 'requests' | 'requestsBy' | 'tokenCalls'>): string {
   const order = Object.keys(REQUEST_KINDS);
   const rank = (kind: string) => (order.includes(kind) ? order.indexOf(kind) : order.length);
   const by = Object.entries(source.requestsBy ?? {})
@@ -223,7 +224,7 @@ const KEYS_SHOWN = 5;
  * Failures of one reason together, in the order first seen: eight writes a refused credential
  * stopped are one line naming their keys, not eight lines of one error.
  */
-function failureLines(lines: string[], failures: SyncReport['failures']): void {
+function failureLines(lines: string[], failures: SyncReportView['failures']): void {
   const groups = failureGroups(failures);
   if (!groups.length) return;
   lines.push(`  failures (${failures.length}):`);
@@ -231,7 +232,7 @@ function failureLines(lines: string[], failures: SyncReport['failures']): void {
   if (groups.length > SHOWN) lines.push(`    … ${groups.length - SHOWN} more reasons (--json lists all)`);
 }
 
-function failureGroups(failures: SyncReport['failures']): Array<{ items: string; reason: string }> {
+function failureGroups(failures: SyncReportView['failures']): Array<{ items: string; reason: string }> {
   const groups = new Map<string, string[]>();
   for (const f of failures) {
     const reason = `${f.reason}${f.retryable ? ' (transient)' : ''}`;

@@ -4,6 +4,7 @@
 // down; the steps (remote/, read/, plan/, write/, settle/, report/) never see it: each is called
 // with the parts it needs and returns what it learned.
 import type { FromEnv } from '../../config/env-words.js';
+import type { Refusal } from '../model/refusal.js';
 import type { RuleChange } from '../settle/rule-change.js';
 import type { CallCounter, CallCounts } from '../../api/call-counter.js';
 import type { ChatbotApi } from '../../api/types.js';
@@ -41,7 +42,7 @@ export interface SyncDeps {
   /** folder relative feed paths resolve against (the config file's) */
   baseDir: string;
   apiConfig: ApiConfig;
-  /** the config's values read from the environment: a refused credential names the variable behind its key (LoadedConfig's) */
+  /** the config's values read from the environment: a refused credential names the variable behind its key (LoadedConfig's; FeedContext.refusalMessage) */
   fromEnv?: FromEnv;
   signal?: AbortSignal;
   /** counts this run's API calls for the report (fed by the client's onCall) */
@@ -191,6 +192,12 @@ export interface FeedContext {
   addWrites(n: number): void;
   /** the lane's report, into the run's reports */
   report(lane: Lane, r: LaneReportFields): void;
+  /**
+   * a refused credential in words (util/auth.ts), with the variable behind its key when the config
+   * read it from the environment (SyncDeps.fromEnv): the one place they are made; the steps record
+   * the refusal as a value (model/refusal.ts). Undefined for none.
+   */
+  refusalMessage(refused: Refusal | undefined): string | undefined;
 }
 
 /** What the read of a feed learned (feed-run.ts), for settling each of its lanes (lane-settle.ts). */

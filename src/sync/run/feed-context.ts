@@ -7,6 +7,7 @@ import { countInvalidText, encodingOf, type InvalidText } from '../../mapping/in
 import { formatPosition } from '../../feeds/position.js';
 import { createUnmappedTally } from '../../mapping/unmapped.js';
 import { laneReport, type LaneReportInput } from '../report/lane-report.js';
+import { authFailure } from '../util/auth.js';
 import type { FeedContext, Run, SyncDeps, RunOptions } from './context.js';
 import { sourceMapping } from '../../feeds/reso/reso-related.js';
 
@@ -87,5 +88,7 @@ export function feedContext(
       };
       run.reports.set(l, laneReport(input, logger.child({ chatbot: l.chatbot })));
     },
+    // (the config's variables are the run's to know: a step records a refusal, the run words it here)
+    refusalMessage: (refused) => refused && authFailure(refused, deps.fromEnv),
   };
 }

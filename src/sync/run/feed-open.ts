@@ -31,7 +31,6 @@ export function openRead(
   let feedMs = 0;
   const read = readFeed({
     feedName: feed.name,
-    ...(ctx.deps.fromEnv && { fromEnv: ctx.deps.fromEnv }),
     opened,
     lanes: live,
     unmappedSeen: ctx.unmappedSeen,

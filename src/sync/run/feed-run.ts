@@ -55,7 +55,7 @@ export async function runFeed(
     if (!p.ok)
       ctx.report(l, {
         outcome: p.outcome,
-        message: p.message,
+        message: ctx.refusalMessage(p.refused) ?? p.message,
         remote: { complete: false, pages: 0, rounds: 0, virtualCount: 0, problem: p.problem },
         count: 0,
         desired: createFeedCollector('full').side,

@@ -37,7 +37,8 @@ export async function guardStep(l: LiveLane, ctx: FeedContext, after: AfterRead,
   if (!read.done) {
     desired.complete = false;
     // writes that stopped (a refused credential, the service down) stop the read: their reason is why, said once as the run's message
-    desired.readError ??= executor.result.stopReason ?? 'the run stopped before the feed was read whole';
+    const { refused, stopReason } = executor.result;
+    desired.readError ??= ctx.refusalMessage(refused) ?? stopReason ?? 'the run stopped before the feed was read whole';
   }
   // a read whose records are not the feed, or not enough of them valid, is rejected: nothing goes (rejection.ts);
   // a full pull's valid count is judged once its absences are confirmed (records the source still has count)

@@ -48,7 +48,13 @@ export async function settleLane(
     stopped: exec.stopped ?? (read.auth ? 'failed' : undefined),
     failures: exec.failures.length,
   });
-  const said = ctx.clock.message() ?? exec.stopReason ?? read.auth ?? common.message();
+  // (the writes' refusal or reason first, then the read's: a refusal is worded here, by the run)
+  const said =
+    ctx.clock.message() ??
+    ctx.refusalMessage(exec.refused) ??
+    exec.stopReason ??
+    ctx.refusalMessage(read.auth) ??
+    common.message();
   // (the mirror's end deletes from its bucket: the lanes before are committed first, as before its calls)
   if (last && after.media) await beforeCalls();
   const media = last ? await finishMedia(after, nowOf(opts)) : undefined;

@@ -10,6 +10,7 @@ import type { ChatbotStateRead } from '../remote/page-chatbot.js';
 import type { RemoteIndex } from '../remote/remote-index.js';
 import { stampSeed, stamped } from '../plan/record-stamp.js';
 import type { Lane } from '../read/lanes.js';
+import { isEmpty } from '../util/collections.js';
 import { ownedByOtherFeeds, unsyncedWriters } from '../settle/state.js';
 import { rejudgeWindows, ruleChangeOf } from '../settle/rule-change.js';
 import type { FeedContext, LiveLane } from './context.js';
@@ -41,7 +42,7 @@ export function setUpLane(
   const display = feed.displayRules;
   // (asked before the paging lets the stored fingerprints go: attachStored)
   const stored = parts.state.feeds.get(l.id)!;
-  const rules = ruleChangeOf(stored.rules, display, stored.fingerprints.size > 0);
+  const rules = ruleChangeOf(stored.rules, display, !isEmpty(stored.fingerprints));
   // a changed display.soldDays re-judges the stored sold windows (rule-change.ts)
   const own = rules.soldDays ? { ...stored, soldUntil: rejudgeWindows(stored.soldUntil, rules.soldDays) } : stored;
   const remote = parts.index;

@@ -74,7 +74,6 @@ function executorOf(
     retries: deps.apiConfig.retries,
     logger: ctx.logger.child({ chatbot: l.chatbot }),
     feed: feed.name,
-    ...(deps.fromEnv && { fromEnv: deps.fromEnv }),
     signal: ctx.clock.signal,
     onProgress: () => ctx.wrote(),
     acked,

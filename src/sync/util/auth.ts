@@ -1,18 +1,19 @@
 // An authentication failure ends a feed's run at once (no further call: every later one would be
-// refused too). The message names the config key a person must fix and, when the config reads it
-// from the environment, the variable behind it (`api.secretKey (from $CHATBOT_SECRET_KEY)`): the
-// key is right, the variable's value is not. Never the value.
+// refused too). The steps record it as a value (model/refusal.ts); these are its words, made once, by
+// the run, where the lane's report is made (run/feed-context.ts). The message names the config key a
+// person must fix and, when the config reads it from the environment, the variable behind it
+// (`api.secretKey (from $CHATBOT_SECRET_KEY)`): the key is right, the variable's value is not. Never
+// the value.
 import { AUTH_HEADER, ENDPOINTS, type EndpointName } from '../../api/schemas.js';
 import { fromEnvWords, type FromEnv } from '../../config/env-words.js';
-import { ApiError, authStatus, FeedReadError, ResponseFormatError } from '../../errors.js';
+import { FeedReadError } from '../../errors.js';
+import type { Refusal } from '../model/refusal.js';
 
 /**
- * What to tell a person about a refused credential, or undefined when `err` is no such refusal.
+ * What to tell a person about a refused credential.
  * `fromEnv`: the config's values read from the environment (LoadedConfig's).
  */
-export function authFailure(err: unknown, feed: string, fromEnv?: FromEnv): string | undefined {
-  const status = authStatus(err);
-  if (status === undefined) return undefined;
+export function authFailure({ err, status, feed }: Refusal, fromEnv?: FromEnv): string {
   const refused = status === 401 ? 'refused the credentials (HTTP 401)' : 'refused access (HTTP 403)';
   if (err instanceof FeedReadError) {
     const key = err.credentialKey ?? "source.bearerToken (or the source's headers)";
@@ -24,12 +25,9 @@ export function authFailure(err: unknown, feed: string, fromEnv?: FromEnv): stri
     const from = fromEnvWords(fromEnv, ...settings.map((s) => `feeds[${feed}].${s}`));
     return `the feed server ${refused}: check feeds[${feed}].${fix}${from}; nothing further was asked of it (${refusalWords(err.message, status)})`;
   }
-  if (err instanceof ApiError || err instanceof ResponseFormatError) {
-    const name = endpointOf(err.endpoint);
-    const key = name && AUTH_HEADER[name] === 'chatrobot-sessionkey' ? 'api.sessionKey' : 'api.secretKey';
-    return `the Chatbot Service ${refused} on ${err.endpoint}: check ${key}${fromEnvWords(fromEnv, key)}; no further call was made`;
-  }
-  return undefined;
+  const name = endpointOf(err.endpoint);
+  const key = name && AUTH_HEADER[name] === 'chatrobot-sessionkey' ? 'api.sessionKey' : 'api.secretKey';
+  return `the Chatbot Service ${refused} on ${err.endpoint}: check ${key}${fromEnvWords(fromEnv, key)}; no further call was made`;
 }
 
 /**

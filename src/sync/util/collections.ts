@@ -1,4 +1,4 @@
-// Small helpers over arrays that sync's steps share.
+// Small helpers over arrays and maps that sync's steps share.
 
 /** `items` in runs of `size` (the last one shorter). */
 export function chunk<T>(items: readonly T[], size: number): T[][] {
@@ -16,4 +16,13 @@ export function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K
     else out.set(keyOf(item), [item]);
   }
   return out;
+}
+
+/**
+ * Whether the map holds nothing, asked of its first entry: a stored namespace (state/stored-entries.ts)
+ * answers `size` by counting its keys in the state file (about 26 ns a key: 2.6 ms at 100k).
+ */
+export function isEmpty(map: ReadonlyMap<unknown, unknown>): boolean {
+  for (const _ of map.keys()) return false;
+  return true;
 }

@@ -10,7 +10,8 @@
 // - A circuit breaker: `breakerThreshold` calls in a row failing with a retryable error (after
 //   the client's retries) mean the service is down; no new call is made and the run ends
 //   'unavailable'. Calls are counted, not keys: a failed batch of 100 is one failure.
-// - The first 401/403 ends the run 'failed' at once, naming the config key to fix (auth.ts).
+// - The first 401/403 ends the run 'failed' at once, the refusal recorded (model/refusal.ts) for the
+//   run to word (the config key to fix: util/auth.ts).
 // - `signal` aborts the run: no new call is started, calls in flight are waited for (their outcome
 //   is known and reported), and the run ends 'aborted'.
 // - A successful write's records (its entries for the commit, its change, its acknowledgement told to
@@ -18,7 +19,6 @@
 //   still waits, before the result is read. An update's job (its slot of the pool) ends only once
 //   `acked` has its acknowledgement in the store: a run killed then sends again at most the writes
 //   holding a slot (settle/acked.ts). A create's does not wait: a rerun finds its listing by key.
-import type { FromEnv } from '../../config/env-words.js';
 import { Entries } from '../model/entries.js';
 import type { CallOptions, ChatbotApi } from '../../api/types.js';
 import {
@@ -31,7 +31,7 @@ import {
 } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { KeyType } from '../../listing/schema.js';
-import { authFailure } from '../util/auth.js';
+import { refusalOf } from '../model/refusal.js';
 import { keptOfListing } from '../../listing/fingerprint.js';
 import { unlistedTexts } from '../../listing/whole.js';
 import type { BeforeCapture, Captured } from './capture-before.js';
@@ -57,10 +57,8 @@ export interface ExecuteDeps {
   retryBaseDelayMs?: number;
   breakerThreshold?: number;
   logger: Logger;
-  /** the feed's name, for the config key an auth failure names */
+  /** the feed's name, for the config key an auth failure names (ExecutionResult.refused) */
   feed?: string;
-  /** the config's values read from the environment: a refused credential names the variable behind its key (LoadedConfig's) */
-  fromEnv?: FromEnv;
   signal?: AbortSignal;
   onProgress?: (p: { done: number }) => void;
   /** told of each write made and each item that failed (the change log) */
@@ -179,10 +177,12 @@ function callOutcomes(deps: ExecuteDeps, result: ExecutionResult): CallOutcomes 
       consecutive = 0;
     },
     callFailed: (err) => {
-      const auth = authFailure(err, deps.feed ?? '?', deps.fromEnv);
-      if (auth && result.stopped !== 'failed') {
+      const refused = refusalOf(err, deps.feed ?? '?');
+      if (refused && result.stopped !== 'failed') {
+        // (the refusal is the reason now, whatever stopped the writes before: the caller words it)
         result.stopped = 'failed';
-        result.stopReason = auth;
+        result.refused = refused;
+        delete result.stopReason;
         return;
       }
       // Redis gone from under the run (a request budget, a lock): every other call would wait as long
