@@ -11,7 +11,6 @@
 // A lane that fails (paging, auth, breaker, guard) ends alone: the other lanes of its feed and of
 // its chatbot go on. The caller holds the lock of every chatbot of the run.
 import { setMaxListeners } from 'node:events';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { FeedConfig } from '../../config/schema.js';
 import { stamped } from '../plan/record-stamp.js';
 import { openFeedThread, type FeedThread } from '../read/feed-thread.js';
@@ -218,13 +217,9 @@ function pageGroup(
     logger: deps.logger,
     ...(keys && { keys }),
   };
-  // (read a turn of the event loop later: the paging's first call is on its way by then, and its wait
-  // covers the read and what the run does with it; read first, they held that call back ~10 ms)
-  const state = after.state
-    .then(() => nextTurn())
-    .then(() =>
-      readChatbotState(deps.store, first.chatbot, input.writers, its, new Set(its.filter(stamped).map((l) => l.id))),
-    );
+  const state = after.state.then(() =>
+    readChatbotState(deps.store, first.chatbot, input.writers, its, new Set(its.filter(stamped).map((l) => l.id))),
+  );
   // (as readChatbotState's own: a run whose paging fails ends with that failure)
   state.catch(() => undefined);
   const handle = startPaging(input, after.paging, state);
