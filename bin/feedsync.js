@@ -11,6 +11,7 @@
 //   dev dependencies omitted), a missing or stale build is one line.
 import module from 'node:module';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 // (Node >= 22.1: the compiled code of the modules a start loads is kept on disk for the next start)
 module.enableCompileCache?.();
@@ -87,15 +88,20 @@ function readJson(url) {
   }
 }
 
-/** Whether a file under src/ or jobs/ (code, or a template `init` copies) changed after `builtAt`. */
+/**
+ * Whether a file under src/ or jobs/ (code, or a template `init` copies) changed after `builtAt`:
+ * every file's stat (~400 files: ~5 ms of a clone's start; its paths as strings, not URLs, which
+ * took ~7 ms).
+ */
 function newerSourceThan(builtAt) {
   const walk = (dir) => {
     if (!existsSync(dir)) return false;
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = new URL(entry.name + (entry.isDirectory() ? '/' : ''), dir);
+      const path = `${dir}/${entry.name}`;
       if (entry.isDirectory() ? walk(path) : statSync(path).mtimeMs > builtAt) return true;
     }
     return false;
   };
-  return walk(new URL('src/', root)) || walk(new URL('jobs/', root));
+  const top = fileURLToPath(root);
+  return walk(`${top}src`) || walk(`${top}jobs`);
 }

@@ -17,6 +17,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const root = resolve(import.meta.dirname, '..');
 const args = process.argv.slice(2);
@@ -50,6 +51,9 @@ execFileSync(process.execPath, [tsc, '-p', resolve(root, 'tsconfig.build.json'),
   stdio: 'inherit',
 });
 cpSync(resolve(root, 'src/cli/templates'), resolve(next, 'src/cli/templates'), { recursive: true });
+// (each compiled module's sha1, so a start reads one file for the code identity: src/sync/util/code-identity.ts)
+const { writeCodeHashes } = await import(pathToFileURL(resolve(next, 'src/sync/util/code-identity.js')).href);
+writeCodeHashes(resolve(next, 'src'));
 // (imported here, not at the top: a prepare without the dev dependencies stops above, without esbuild)
 const { bundle } = await import('./bundle.js');
 await bundle({

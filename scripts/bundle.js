@@ -17,6 +17,9 @@
 // - undici, as our modules import it, is scripts/undici-entry.js: the few names src/ uses, without
 //   the rest of its index (fetch, WebSocket, caches, mocks: half of its 1.1 MB, parsed at every start),
 //   and its HTTP/2 client loads node:http2 at its first HTTP/2 connection, not as it loads (lazyHttp2).
+// - lmdb, as our modules import it, is its CommonJS build (one file, and msgpackr's one), not its ES
+//   modules (~20 files, each resolved and linked at every start of a command that opens the state):
+//   lmdbCommonJs.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire, isBuiltin } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -101,7 +104,7 @@ export async function bundle({ entry, compiled, outdir, nodeModules }) {
     banner: {
       js: "import { createRequire as __feedsyncRequire } from 'node:module'; const require = __feedsyncRequire(import.meta.url);",
     },
-    plugins: [ownUrls(compiled, outdir), undiciParts(compiled), lazyHttp2(), zodEnglishOnly()],
+    plugins: [ownUrls(compiled, outdir), undiciParts(compiled), lazyHttp2(), zodEnglishOnly(), lmdbCommonJs(compiled)],
   };
   // a first pass, not written, finds the packages that cannot be bundled
   const imported = new Set();
@@ -224,6 +227,32 @@ function undiciParts(compiled) {
           ? { path: entry }
           : undefined,
       );
+    },
+  };
+}
+
+/**
+ * esbuild plugin: `lmdb` imported by a compiled module of ours is lmdb's CommonJS build, required
+ * from node_modules (where lmdb stays: KEPT_OUT): one file (and msgpackr's one) where its ES modules
+ * are ~20, resolved, read and linked one by one at every start that opens the state (~6 ms of CPU
+ * of a `sync`'s start, Node 24). The same package and version, built by lmdb from the same sources;
+ * its native addon is found from its own folder either way. Nothing else in a process imports lmdb
+ * (a thread of ours that did would load its ES build, in its own realm).
+ */
+function lmdbCommonJs(compiled) {
+  const namespace = 'lmdb-commonjs';
+  return {
+    name: namespace,
+    setup(b) {
+      b.onResolve({ filter: /^lmdb$/ }, ({ importer, kind, namespace: from }) => {
+        if (from === namespace) return { path: 'lmdb', external: true }; // (the require below, at run time)
+        return kind === 'import-statement' &&
+          importer.startsWith(compiled + sep) &&
+          !importer.includes(`${sep}node_modules${sep}`)
+          ? { path: 'lmdb', namespace }
+          : undefined;
+      });
+      b.onLoad({ filter: /.*/, namespace }, () => ({ contents: "module.exports = require('lmdb');", loader: 'js' }));
     },
   };
 }
