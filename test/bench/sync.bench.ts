@@ -37,6 +37,8 @@
 //                                          the build is kept in dir/build (profile-summary.mjs names the bundle's functions through its source maps)
 //   BENCH_TSX=1                            the feedsync runs through tsx (the sources), not compiled
 //   BENCH_BESIDE=0                         a rerun's feed is read only once its chatbot is paged (src/sync/read/beside-paging.ts off)
+//   BENCH_SEAL=0                           a rerun reads its feed even where the lane's seal holds (src/sync/run/feed-seal.ts off;
+//                                          the worker row and the scenario rows; BENCH_NOCHANGE_AB=0 BENCH_NOCHANGE_AB_VAR=BENCH_SEAL)
 //   BENCH_DEBUG=1                          each feedsync run's memory (sampled every 20 ms: at the peak, and after a collection) on stderr
 //   BENCH_NOCHANGE_RUNS=5                  the no-change rerun, the bare client and the command run 5 times in turn, each rerun from the state the
 //                                          1% rerun left (its folder copied back); the pair of the median wall ratio is the row, each on stderr
@@ -759,8 +761,12 @@ async function runScenario(t: ScenarioTask): Promise<Row> {
         },
         {},
         { config: demo, changeLog },
-        // (BENCH_BESIDE=0: the feed read only once the chatbot is paged, to weigh what reading it beside the paging buys)
-        process.env.BENCH_BESIDE === '0' ? { besidePaging: false } : {},
+        // (BENCH_BESIDE=0: the feed read only once the chatbot is paged, to weigh what reading it beside the paging buys;
+        // BENCH_SEAL=0: read past the lane's seal, to weigh what not reading the feed buys)
+        {
+          ...(process.env.BENCH_BESIDE === '0' && { besidePaging: false }),
+          ...(process.env.BENCH_SEAL === '0' && { seal: false }),
+        },
       )
     )[0]!;
     await echoFiles?.settled(); // (as the CLI does before it exits)
