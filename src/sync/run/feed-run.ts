@@ -47,7 +47,7 @@ export async function runFeed(
   // a feed of one lane read from a file: its seal, looked at while its chatbot is paged (feed-seal.ts);
   // while the seal holds, the feed is not read beside the paging, which may yet show it need not be read
   const seal = !named && sealable(lanes, ctx) ? openSeal(lanes[0]!, ctx, paging.of(lanes[0]!)) : undefined;
-  const sealHolds = seal !== undefined && (await seal.holdsBeforePaging());
+  const sealHolds = seal !== undefined && !opts.full && (await seal.holdsBeforePaging());
   // a feed of one lane whose records are mostly in step by their stamps is read while its chatbot is paged
   const early =
     !sealHolds && !thread && paging.readBeside && readsWhilePaging(lanes, ctx)

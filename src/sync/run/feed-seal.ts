@@ -60,14 +60,14 @@ export async function sealChange(
 }
 
 /**
- * Whether a seal may stand for the feed's read: a file of one lane, its records stamped, read by this
- * process (no media mirror, no ask of the caller), in a run that writes (not a dry run).
+ * Whether the lane may have a seal: a file of one lane, its records stamped, read by this process (no
+ * media mirror, no ask of the caller), in a run that writes (not a dry run). A `--full` run reads the
+ * feed whatever its seal says, and stores its own (feed-run.ts).
  */
 export function sealable(lanes: readonly Lane[], ctx: FeedContext): boolean {
   const { feed, deps, opts } = ctx;
   return (
     opts.seal !== false &&
-    !opts.full &&
     !opts.dryRun &&
     lanes.length === 1 &&
     fileOf(feed.source) !== undefined &&
