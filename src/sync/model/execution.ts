@@ -31,8 +31,11 @@ export interface ExecutionResult {
   written: Entries;
   /** key → stamp of every successful write planned with one (record-stamp.ts) */
   stamped: Entries;
-  /** key → the comparison hash of every such write: what the chatbot's list shows of it once written (a seal's list, settle/seal.ts) */
-  listed: Map<string, Uint8Array>;
+  /**
+   * key → the comparison hash (base64url; kept as its 20 bytes) of every such write: what the
+   * chatbot's list shows of it once written (a seal's list, settle/seal.ts)
+   */
+  listed: Entries;
   /** feed keys deleted (their fingerprints go) */
   deletedKeys: string[];
   /** the deleted ones by why they went (absent, off-market, removed, moved, …) */

@@ -159,7 +159,8 @@ function listAfter(l: LiveLane, s: SettledFacts): Pick<Seal, 'list' | 'listings'
   const exec = l.executor.result;
   const { byKey, unkeyed } = l.paged.remote.byKey.copyHashes();
   for (const key of exec.deletedKeys) byKey.delete(key);
-  for (const [key, hash] of exec.listed) byKey.set(key, [hash]);
+  const { listed } = exec;
+  for (let i = 0; i < listed.length; i++) byKey.set(listed.keys()[i]!, [Buffer.from(listed.value(i), 'base64url')]);
   const valid = l.planner.collector.side.counts.valid;
   if (unkeyed !== 0 || byKey.size !== valid) return undefined;
   for (const copies of byKey.values()) if (copies.length !== 1) return undefined;
@@ -191,7 +192,7 @@ function writesMade(l: LiveLane): boolean {
   return (
     exec.failures.length === 0 &&
     exec.written.length === tally.creates + tally.updates &&
-    exec.listed.size === exec.written.length &&
+    exec.listed.length === exec.written.length &&
     tally.duplicates === 0 &&
     tally.duplicateDeletes.length === 0
   );

@@ -152,7 +152,7 @@ export function emptyResult(): ExecutionResult {
     failures: [],
     written: new Entries({ digests: true }),
     stamped: new Entries({ digests: true }),
-    listed: new Map(),
+    listed: new Entries({ digests: true }),
     deletedKeys: [],
     deletedByReason: {},
     unlisted: new Entries(),
@@ -289,7 +289,7 @@ function writeRecorder(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
         result.unlisted.push(w.key, fields);
         acked = deps.acked?.add(w.key, w.fingerprint, fields, recorded !== undefined);
         if (w.stamp !== undefined) result.stamped.push(w.key, w.stamp);
-        if (w.stamp !== undefined && w.hash !== undefined) result.listed.set(w.key, w.hash);
+        if (w.stamp !== undefined && w.hash !== undefined) result.listed.push(w.key, base64url(w.hash));
         deps.changes?.(change());
       } catch (err) {
         calls.failed(w.key, op, err);
@@ -297,6 +297,10 @@ function writeRecorder(deps: ExecuteDeps, result: ExecutionResult, calls: CallOu
       recorded?.(acked);
     });
 }
+
+/** a hash's bytes as base64url (Entries keeps such a string as its 20 bytes) */
+const base64url = (bytes: Uint8Array): string =>
+  Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
 
 /** A listing created through createOnce (found already there, or sent again, counted in the result). */
 function createSender(deps: ExecuteDeps, result: ExecutionResult) {
