@@ -7,9 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileIdentity, unchangedSince } from '../../src/feeds/source/file-identity.js';
+import { RemoteIndex } from '../../src/sync/remote/remote-index.js';
 import { listDigest, readSeal, sealBefore, sealDiffers, sealText } from '../../src/sync/settle/seal.js';
 
 const h = (n: number) => new Uint8Array(20).fill(n);
+
+/** listDigest of a map of each key's copies, its keys sorted as the callers sort them */
+const digestOf = (byKey: ReadonlyMap<string, Uint8Array[]>, unkeyed: number) =>
+  listDigest([...byKey.keys()].sort(), (key) => byKey.get(key) ?? [], unkeyed);
 
 describe('listDigest', () => {
   const base = new Map([
@@ -17,12 +22,12 @@ describe('listDigest', () => {
     ['B', [h(2)]],
     ['C', [h(3)]],
   ]);
-  const digest = listDigest(base, 0);
+  const digest = digestOf(base, 0);
 
   it("is the same for the same keys and copies, whatever the list's order", () => {
     const reordered = new Map([...base].reverse());
-    expect(listDigest(reordered, 0)).toBe(digest);
-    const twoCopies = (order: number[]) => listDigest(new Map([['A', order.map(h)]]), 0);
+    expect(digestOf(reordered, 0)).toBe(digest);
+    const twoCopies = (order: number[]) => digestOf(new Map([['A', order.map(h)]]), 0);
     expect(twoCopies([1, 2])).toBe(twoCopies([2, 1]));
   });
 
@@ -34,7 +39,7 @@ describe('listDigest', () => {
       new Map([...base].filter(([k]) => k !== 'C')),
       new Map([...base].map(([k, v]) => [k === 'C' ? 'c' : k, v])),
     ];
-    const digests = new Set([digest, ...variants.map((v) => listDigest(v, 0)), listDigest(base, 1)]);
+    const digests = new Set([digest, ...variants.map((v) => digestOf(v, 0)), digestOf(base, 1)]);
     expect(digests.size).toBe(variants.length + 2);
   });
 
@@ -47,7 +52,35 @@ describe('listDigest', () => {
       ['A', [h(1)]],
       ['BC', [h(1)]],
     ]);
-    expect(listDigest(one, 0)).not.toBe(listDigest(two, 0));
+    expect(digestOf(one, 0)).not.toBe(digestOf(two, 0));
+  });
+});
+
+describe("the index's copies, as a seal digests them", () => {
+  /** an index of these rows (id, key, hash byte), finished as paging finishes it (one pass) */
+  const indexOf = (rows: Array<[number, string, number]>) => {
+    const index = new RemoteIndex();
+    for (const [id, key, n] of rows) index.add({ id, key, hash: h(n) }, 1);
+    return index.finish(1);
+  };
+
+  it('gives each key its copies in ID order, and counts the listings with no key, a key held once or twice', () => {
+    const once = indexOf([
+      [1, 'A', 1],
+      [2, '', 9],
+      [3, 'B', 2],
+    ]);
+    expect(once.hashesOf('A')).toEqual([h(1)]);
+    expect(once.hashesOf('Z')).toEqual([]);
+    expect(once.unkeyed).toBe(1);
+    const twice = indexOf([
+      [1, 'A', 1],
+      [2, '', 9],
+      [3, 'A', 3],
+      [4, '', 8],
+    ]);
+    expect(twice.hashesOf('A')).toEqual([h(1), h(3)]);
+    expect(twice.unkeyed).toBe(2);
   });
 });
 

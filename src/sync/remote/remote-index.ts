@@ -57,6 +57,8 @@ export class RemoteIndex implements RemoteCopies {
   #several: string[] = [];
   /** who waits for the next page (rowsAdded) */
   #waiting: Array<() => void> = [];
+  /** rows kept with an empty key (in `count`, not in the keys) */
+  #unkeyed = 0;
   /** rows in the index (listings with an empty key aside are still counted in `count`) */
   count = 0;
 
@@ -274,7 +276,8 @@ export class RemoteIndex implements RemoteCopies {
   #takeFirstPass(): boolean {
     const pass = this.#firstPass;
     if (!pass || this.#passNotOne > 0) return false;
-    pass.delete(''); // nothing to match it by: left alone
+    // (a key held once: the pass's map has one row of each)
+    this.#unkeyed = pass.delete('') ? 1 : 0; // nothing to match it by: left alone
     this.#first = pass;
     this.#next = new Int32Array(this.#rows).fill(NONE);
     this.count = this.#rows;
@@ -294,7 +297,10 @@ export class RemoteIndex implements RemoteCopies {
     const tail = new Int32Array(this.#rows);
     for (const r of keep) {
       const key = this.#keys[r]!;
-      if (key === '') continue; // nothing to match it by: left alone
+      if (key === '') {
+        this.#unkeyed++;
+        continue; // nothing to match it by: left alone
+      }
       const first = this.#first.get(key);
       if (first === undefined) {
         this.#first.set(key, r);
@@ -333,21 +339,18 @@ export class RemoteIndex implements RemoteCopies {
     for (const key of this.#first.keys()) yield [key, this.get(key)!];
   }
 
-  /**
-   * Each key's copies' comparison hashes, and how many listings have no key: what a feed's seal
-   * digests of the chatbot's list (settle/seal.ts listDigest).
-   */
-  copyHashes(): { byKey: Map<string, Uint8Array[]>; unkeyed: number } {
-    if (!this.#finished) throw new Error('RemoteIndex.copyHashes before finish');
-    const byKey = new Map<string, Uint8Array[]>();
-    let copies = 0;
-    for (const [key, r0] of this.#first) {
-      const hashes: Uint8Array[] = [];
-      for (let r = r0; r !== NONE; r = this.#next[r]!) hashes.push(this.#hashes.subarray(r * HASH, r * HASH + HASH));
-      copies += hashes.length;
-      byKey.set(key, hashes);
-    }
-    return { byKey, unkeyed: this.count - copies };
+  /** The comparison hashes of the key's copies, in ID order (none: the index does not hold it): what a feed's seal digests (settle/seal.ts listDigest). */
+  hashesOf(key: string): Uint8Array[] {
+    const out: Uint8Array[] = [];
+    const first = this.#first.get(key);
+    if (first === undefined) return out;
+    for (let r = first; r !== NONE; r = this.#next[r]!) out.push(this.#hashes.subarray(r * HASH, r * HASH + HASH));
+    return out;
+  }
+
+  /** Listings kept with no key (nothing to match them by: left alone), once paging is over. */
+  get unkeyed(): number {
+    return this.#unkeyed;
   }
 
   /** The fingerprints this feed stored (key → fingerprint), read where asked; keys the chatbot does not hold are not answered. */

@@ -116,8 +116,9 @@ export function openSeal(l: Lane, ctx: FeedContext, paging: PagingHandle): LaneS
     file,
     holdsBeforePaging: async () => (await differs()) === undefined,
     async holds(index) {
-      const { byKey, unkeyed } = index.copyHashes();
-      const why = await differs({ list: listDigest(byKey, unkeyed), listings: byKey.size });
+      const keys = [...index.keys()].sort();
+      const list = listDigest(keys, (key) => index.hashesOf(key), index.unkeyed);
+      const why = await differs({ list, listings: keys.length });
       if (why !== undefined) logger.debug({ feed: feed.name }, `the feed's seal does not hold (${why}): it is read`);
       return why === undefined;
     },
@@ -156,15 +157,22 @@ function sealNow(l: Lane, ctx: FeedContext, file: FileIdentity): SealBefore {
  */
 function listAfter(l: LiveLane, s: SettledFacts): Pick<Seal, 'list' | 'listings'> | undefined {
   if (!(readWholeOnce(l, s) && writesMade(l) && noClock(l) && l.paged.remote.complete)) return undefined;
-  const exec = l.executor.result;
-  const { byKey, unkeyed } = l.paged.remote.byKey.copyHashes();
-  for (const key of exec.deletedKeys) byKey.delete(key);
-  const { listed } = exec;
-  for (let i = 0; i < listed.length; i++) byKey.set(listed.keys()[i]!, [Buffer.from(listed.value(i), 'base64url')]);
+  const index = l.paged.remote.byKey;
+  const { deletedKeys, listed } = l.executor.result;
   const valid = l.planner.collector.side.counts.valid;
-  if (unkeyed !== 0 || byKey.size !== valid) return undefined;
-  for (const copies of byKey.values()) if (copies.length !== 1) return undefined;
-  return { list: listDigest(byKey, unkeyed), listings: valid };
+  if (index.unkeyed !== 0 || index.severalCopies().length > 0) return undefined;
+  // each written key's hash as written (one write a key: readWholeOnce), the deleted keys gone
+  const written = new Map<string, number>();
+  for (let i = 0; i < listed.length; i++) written.set(listed.keys()[i]!, i);
+  const deleted = new Set(deletedKeys);
+  const keys = [...index.keys()].filter((k) => !deleted.has(k) && !written.has(k)).concat([...written.keys()]);
+  if (keys.length !== valid) return undefined;
+  keys.sort();
+  const hashesOf = (key: string): readonly Uint8Array[] => {
+    const i = written.get(key);
+    return i === undefined ? index.hashesOf(key) : [Buffer.from(listed.value(i), 'base64url')];
+  };
+  return { list: listDigest(keys, hashesOf, 0), listings: valid };
 }
 
 /** Read whole and ok, each record valid (none rejected, skipped, removed or routed nowhere) and of a key of its own. */

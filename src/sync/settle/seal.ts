@@ -67,24 +67,41 @@ export function sealDiffers(stored: Seal, now: SealBefore & { list?: string; lis
 }
 
 /**
- * The sha256 of a chatbot's list as a seal takes it: each key (in sorted order) with its copies'
- * comparison hashes (sorted), and how many listings have no key. The listings' IDs and the list's
- * order are left out: a copy deleted and made again the same, or a list served in another order,
- * is the same to a run's outcome.
+ * The sha256 of a chatbot's list as a seal takes it: each key (`keys`, in sorted order) with its
+ * copies' comparison hashes (sorted), and how many listings have no key. The listings' IDs and the
+ * list's order are left out: a copy deleted and made again the same, or a list served in another
+ * order, is the same to a run's outcome. A key's copies are asked one key at a time (a million
+ * listings are not held twice).
  */
-export function listDigest(byKey: ReadonlyMap<string, readonly Uint8Array[]>, unkeyed: number): string {
-  const keys = [...byKey.keys()].sort();
+export function listDigest(
+  keys: readonly string[],
+  hashesOf: (key: string) => readonly Uint8Array[],
+  unkeyed: number,
+): string {
   const copies = new Uint32Array(keys.length);
-  const hash = createHash('sha256').update(JSON.stringify([unkeyed, keys]));
-  const hashes: Uint8Array[] = [];
+  let hashes: Buffer = Buffer.allocUnsafe(keys.length * HASH_BYTES);
+  let at = 0;
   for (let k = 0; k < keys.length; k++) {
-    const its = byKey.get(keys[k]!)!;
+    const its = hashesOf(keys[k]!);
     copies[k] = its.length;
-    hashes.push(...(its.length === 1 ? its : [...its].sort(compareBytes)));
+    if (at + its.length * HASH_BYTES > hashes.length) hashes = grown(hashes, at + its.length * HASH_BYTES);
+    for (const h of its.length === 1 ? its : [...its].sort(Buffer.compare)) {
+      hashes.set(h, at);
+      at += h.byteLength;
+    }
   }
-  return hash.update(copies).update(Buffer.concat(hashes)).digest('base64url');
+  return createHash('sha256')
+    .update(JSON.stringify([unkeyed, keys]))
+    .update(copies)
+    .update(hashes.subarray(0, at))
+    .digest('base64url');
 }
 
-function compareBytes(a: Uint8Array, b: Uint8Array): number {
-  return Buffer.compare(a, b);
+/** a comparison hash's bytes (sha1) */
+const HASH_BYTES = 20;
+
+function grown(from: Buffer, least: number): Buffer {
+  const to = Buffer.allocUnsafe(Math.max(least, from.length * 2));
+  from.copy(to);
+  return to;
 }
