@@ -10,6 +10,7 @@ import { mulberry32 } from '../../src/emulator/prng.js';
 import { SEAL_NAMESPACE, fingerprintNamespace, stampNamespace } from '../../src/sync/model/state-names.js';
 import type { SyncCounts, SyncReport } from '../../src/sync/report/report.js';
 import { formatSyncReport } from '../../src/sync/report/report-format.js';
+import type { KvStore } from '../../src/state/kv-store.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import {
   csv,
@@ -232,6 +233,30 @@ describe("a lane's seal", () => {
     // (what it read was as sealed: the seal stays, and the next run reads nothing)
     expect(await env.store.get(SEAL_NAMESPACE, FEED)).toBe(stored);
     expect((await env.sync(te, feed, { api: API })).counts.unchangedBySeal).toBe(N);
+  });
+
+  it('a state that cannot be read ends the run as it does where no seal may be', async () => {
+    const side = sides()[0];
+    await history(side, CASES[0]!, true);
+    const { te, env } = side;
+    const failing: KvStore = {
+      ...env.store,
+      getAll: async (ns) => {
+        if (ns === stampNamespace(FEED)) throw new Error('the state file could not be read');
+        return env.store.getAll(ns);
+      },
+    };
+    const feed = env.feed({ deletes: { maxFraction: 0.5, batchSize: 10 } });
+    const outcome = (seal: boolean, full = false) =>
+      env.sync(te, feed, { api: API, store: failing, seal, full }).then(
+        (r) => ({ outcome: r.outcome, message: r.message, counts: countsOf(r.counts) }),
+        (err: unknown) => ({ thrown: err instanceof Error ? err.message : String(err) }),
+      );
+    const [sealed, plain] = [await outcome(true), await outcome(false)];
+    expect(sealed).toEqual(plain);
+    // (--full: the seal is not asked before the paging, which fails; nothing is left unhandled)
+    expect(await outcome(true, true)).toEqual(await outcome(false, true));
+    expect(JSON.stringify(plain)).toContain('the state file could not be read');
   });
 
   it('no seal is stored for a feed with a record rejected, or with a grace period running', async () => {

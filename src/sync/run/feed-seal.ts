@@ -84,28 +84,33 @@ export function openSeal(l: Lane, ctx: FeedContext, paging: PagingHandle): LaneS
   if (file === undefined) throw new Error(`feed ${feed.name} has no file to seal: sealable() says which may`);
   const path = feedPath(deps, file);
   const hashed = fileIdentity(path, ctx.clock.signal);
-  // the stored state as the run read it: counted before planning lets the stored fingerprints go (lane-setup.ts attachStored)
-  const stored = paging.state.then(({ state, stamps }) => {
-    const own = state.feeds.get(l.id);
-    return {
-      seal: readSeal(own?.seal),
-      alone: state.feeds.size === 1,
-      fingerprints: own?.fingerprints.size ?? 0,
-      stamps: stamps.get(l.id)?.size ?? 0,
-    };
-  });
+  // the stored state as the run read it: counted before planning lets the stored fingerprints go (lane-setup.ts
+  // attachStored); a state that cannot be read fails the chatbot's paging, which reports it: no seal then
+  const stored = paging.state.then(
+    ({ state, stamps }) => {
+      const own = state.feeds.get(l.id);
+      return {
+        seal: readSeal(own?.seal),
+        alone: state.feeds.size === 1,
+        fingerprints: own?.fingerprints.size ?? 0,
+        stamps: stamps.get(l.id)?.size ?? 0,
+      };
+    },
+    () => undefined,
+  );
   const before: Promise<{ now: SealBefore; look: Look } | undefined> = Promise.all([hashed, stored]).then(([h, s]) => {
     if ('problem' in h) {
       logger.debug({ feed: feed.name }, `no seal for the feed's read: ${h.problem}`);
       return undefined;
     }
-    return s.alone ? { now: sealNow(l, ctx, h.identity), look: h.look } : undefined;
+    return s?.alone ? { now: sealNow(l, ctx, h.identity), look: h.look } : undefined;
   });
-  // (a run whose paging fails ends with that failure: what the seal found then is not asked)
+  // (asked only where a seal is stored, and by a lane that settles: a run whose paging fails never asks,
+  // and a failure here, the code's identity unreadable, is met again where it is asked)
   before.catch(() => undefined);
   const differs = async (list?: { list: string; listings: number }): Promise<string | undefined> => {
     const s = await stored;
-    if (!s.seal) return 'none stored';
+    if (!s?.seal) return 'none stored';
     // a fingerprint and a stamp stored for each listing sealed, and no other (a state cut short or lost is read again)
     if (s.fingerprints !== s.seal.listings || s.stamps !== s.seal.listings) return 'stored state';
     const b = await before;
@@ -124,12 +129,12 @@ export function openSeal(l: Lane, ctx: FeedContext, paging: PagingHandle): LaneS
     },
     async toCommit(lane, settled) {
       const s = await stored;
-      const b = await before.catch(() => undefined);
+      const b = await before;
       const list = b && ctx.unmappedSeen() === 0 ? listAfter(lane, settled) : undefined;
-      const seal = list && (await unchangedSince(path, b!.look)) ? { ...b!.now, ...list } : undefined;
-      if (!seal) return s.seal ? { delete: true } : undefined;
+      const seal = b && list && (await unchangedSince(path, b.look)) ? { ...b.now, ...list } : undefined;
+      if (!seal) return s?.seal ? { delete: true } : undefined;
       const text = sealText(seal);
-      return s.seal && sealText(s.seal) === text ? undefined : { set: text };
+      return s?.seal && sealText(s.seal) === text ? undefined : { set: text };
     },
   };
 }
