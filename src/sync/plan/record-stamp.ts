@@ -23,7 +23,7 @@
 import { hash } from 'node:crypto';
 import { FINGERPRINT_BYTES, fingerprintBytes, writeFingerprintBytesV2 } from '../../listing/fingerprint.js';
 import { codeIdentity } from '../util/code-identity.js';
-import { compileMapping } from '../../mapping/index.js';
+import { compileMapping, type CompiledMapping } from '../../mapping/index.js';
 import type { Lane } from '../model/lane.js';
 
 export interface StampSeedInput {
@@ -100,11 +100,14 @@ const scratch = Buffer.allocUnsafe(16 * 1024);
 
 /**
  * Whether the lane's records get stamps: not when a compared field reads the clock (its value changes
- * every run). A source's related records joined by the clock do not stop them: the reader hands on a
+ * every run). `compiled`: the feed's mapping as its run compiled it (FeedContext.compiled), else compiled here. A source's related records joined by the clock do not stop them: the reader hands on a
  * record with only those shown at the run's clock, so one that ended makes it another record, and a
  * listing whose stored one ended is fetched again although its record did not change (feeds/reso/).
  */
-export function stamped(lane: Pick<Lane, 'feed'>): boolean {
+export function stamped(
+  lane: Pick<Lane, 'feed'>,
+  compiled: Pick<CompiledMapping, 'clockFields'> = compileMapping(lane.feed.mapping),
+): boolean {
   const ignore = new Set(lane.feed.ignore);
-  return compileMapping(lane.feed.mapping).clockFields.every((f) => ignore.has(f));
+  return compiled.clockFields.every((f) => ignore.has(f));
 }

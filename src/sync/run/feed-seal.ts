@@ -17,6 +17,7 @@ import { codeIdentity } from '../util/code-identity.js';
 import { isEmpty } from '../util/collections.js';
 import type { AfterRead, FeedContext, LiveLane } from './context.js';
 import { laneSeed } from './lane-setup.js';
+import { stamped } from '../plan/record-stamp.js';
 
 /** The code a seal's "every record in step" rests on besides the mapping's (in the stamp seed): reading, planning, settling. */
 const SEAL_CODE = ['sync', 'feeds'];
@@ -73,7 +74,7 @@ export function sealable(lanes: readonly Lane[], ctx: FeedContext): boolean {
     fileOf(feed.source) !== undefined &&
     !mirrorOf(deps.media, feed) &&
     !opts.ask &&
-    laneSeed(lanes[0]!, ctx) !== undefined
+    stamped(lanes[0]!, ctx.compiled)
   );
 }
 

@@ -37,9 +37,9 @@ export function attachStored(lane: Omit<LiveLane, 'paged'>, paged: LiveLane['pag
  * source adds to the mapping (the time zone its related records' dates and times are written in),
  * the chatbot, key field, `ignore` and the media mirror's identity.
  */
-export function laneSeed(l: Lane, ctx: Pick<FeedContext, 'feed' | 'deps'>): string | undefined {
+export function laneSeed(l: Lane, ctx: Pick<FeedContext, 'feed' | 'deps' | 'compiled'>): string | undefined {
   const { feed, deps } = ctx;
-  if (!stamped(l)) return undefined;
+  if (!stamped(l, ctx.compiled)) return undefined;
   const mirror = mirrorOf(deps.media, feed);
   const mapping = { mapping: feed.mapping, display: feed.displayRules, ...sourceMapping(feed.source) };
   return stampSeed({

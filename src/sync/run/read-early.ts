@@ -55,7 +55,7 @@ export function readsWhilePaging(lanes: readonly Lane[], ctx: FeedContext): bool
   return (
     opts.besidePaging !== false &&
     lanes.length === 1 &&
-    stamped(lanes[0]!) &&
+    stamped(lanes[0]!, ctx.compiled) &&
     feed.source.kind !== 'reso' &&
     !mirrorOf(deps.media, feed) &&
     // (a read the caller asks of the source goes as the source answers it, once paging is done)

@@ -218,7 +218,13 @@ function pageGroup(
     ...(keys && { keys }),
   };
   const state = after.state.then(() =>
-    readChatbotState(deps.store, first.chatbot, input.writers, its, new Set(its.filter(stamped).map((l) => l.id))),
+    readChatbotState(
+      deps.store,
+      first.chatbot,
+      input.writers,
+      its,
+      new Set(its.filter((l) => stamped(l)).map((l) => l.id)),
+    ),
   );
   // (as readChatbotState's own: a run whose paging fails ends with that failure)
   state.catch(() => undefined);
