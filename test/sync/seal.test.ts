@@ -5,6 +5,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileIdentity, unchangedSince } from '../../src/feeds/source/file-identity.js';
 import { RemoteIndex } from '../../src/sync/remote/remote-index.js';
@@ -81,6 +82,33 @@ describe("the index's copies, as a seal digests them", () => {
     ]);
     expect(twice.hashesOf('A')).toEqual([h(1), h(3)]);
     expect(twice.unkeyed).toBe(2);
+  });
+});
+
+describe("the index's keys in order (keysInOrder), what a sealed run digests", () => {
+  // keys of every kind a sort may order differently: case, no key, non-ASCII, a surrogate pair
+  const key = fc.constantFrom('A', 'a', 'B', 'AB', '', 'é', 'z', '\u{1F600}', '\uFFFF', 'A ', '10', '9');
+  const rows = fc.array(fc.tuple(fc.integer({ min: 1, max: 60 }), key, fc.integer({ min: 0, max: 255 })), {
+    maxLength: 40,
+  });
+
+  it('are the keys sorted as Array.prototype.sort sorts them, each with its copies, and digest as the plain rule does', () => {
+    fc.assert(
+      fc.property(rows, fc.boolean(), (given, onePass) => {
+        const index = new RemoteIndex();
+        for (const [id, k, n] of given) index.add({ id, key: k, hash: h(n) }, 1);
+        // (one pass as a paging finishes it, or the union of the passes: the other way the copies are linked)
+        index.finish(onePass ? 1 : undefined);
+        const { keys, rows: firsts } = index.keysInOrder();
+        const plain = [...index.keys()].sort();
+        expect(keys).toEqual(plain);
+        keys.forEach((k, i) => expect(index.hashesFrom(firsts[i]!)).toEqual(index.hashesOf(k)));
+        expect(listDigest(keys, (_k, i) => index.hashesFrom(firsts[i]!), index.unkeyed)).toBe(
+          listDigest(plain, (k) => index.hashesOf(k), index.unkeyed),
+        );
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

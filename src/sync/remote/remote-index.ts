@@ -341,11 +341,42 @@ export class RemoteIndex implements RemoteCopies {
 
   /** The comparison hashes of the key's copies, in ID order (none: the index does not hold it): what a feed's seal digests (settle/seal.ts listDigest). */
   hashesOf(key: string): Uint8Array[] {
-    const out: Uint8Array[] = [];
     const first = this.#first.get(key);
-    if (first === undefined) return out;
+    return first === undefined ? [] : this.hashesFrom(first);
+  }
+
+  /** hashesOf from the row of the key's first copy (keysInOrder's `rows`) */
+  hashesFrom(first: number): Uint8Array[] {
+    const out: Uint8Array[] = [];
     for (let r = first; r !== NONE; r = this.#next[r]!) out.push(this.#hashes.subarray(r * HASH, r * HASH + HASH));
     return out;
+  }
+
+  /**
+   * Every key sorted as Array.prototype.sort sorts strings (by UTF-16 code units), each with the row
+   * of its first copy (hashesFrom), once paging is over: what a seal digests, without a look-up of
+   * each key. The keys and rows are taken together from the map and their order sorted by key. A
+   * million keys sorted, then each looked up in the map, took 0.76-0.92 s in key order, 1.2 s
+   * nearly so (shuffled 16 at a time), 1.1-2.0 s shuffled; their order sorted 0.11-0.13 s, 0.38-0.62 s
+   * and 1.0-1.5 s (Node 24, a shared host at a load of 6-7): the look-ups were most of it.
+   */
+  keysInOrder(): { keys: string[]; rows: Int32Array } {
+    const keys: string[] = [];
+    const firsts: number[] = [];
+    for (const [key, r] of this.#first) {
+      keys.push(key);
+      firsts.push(r);
+    }
+    const order = Array.from(keys, (_, i) => i);
+    // (keys of a map are distinct: 0 only for an element against itself)
+    order.sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
+    const rows = new Int32Array(order.length);
+    const sorted = new Array<string>(order.length);
+    for (let i = 0; i < order.length; i++) {
+      sorted[i] = keys[order[i]!]!;
+      rows[i] = firsts[order[i]!]!;
+    }
+    return { keys: sorted, rows };
   }
 
   /** Listings kept with no key (nothing to match them by: left alone), once paging is over. */

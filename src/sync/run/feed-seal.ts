@@ -122,8 +122,8 @@ export function openSeal(l: Lane, ctx: FeedContext, paging: PagingHandle): LaneS
     file,
     holdsBeforePaging: async () => (await differs()) === undefined,
     async holds(index) {
-      const keys = [...index.keys()].sort();
-      const list = listDigest(keys, (key) => index.hashesOf(key), index.unkeyed);
+      const { keys, rows } = index.keysInOrder();
+      const list = listDigest(keys, (_key, k) => index.hashesFrom(rows[k]!), index.unkeyed);
       const why = await differs({ list, listings: keys.length });
       if (why !== undefined) logger.debug({ feed: feed.name }, `the feed's seal does not hold (${why}): it is read`);
       return why === undefined;

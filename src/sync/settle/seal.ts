@@ -71,18 +71,18 @@ export function sealDiffers(stored: Seal, now: SealBefore & { list?: string; lis
  * copies' comparison hashes (sorted), and how many listings have no key. The listings' IDs and the
  * list's order are left out: a copy deleted and made again the same, or a list served in another
  * order, is the same to a run's outcome. A key's copies are asked one key at a time (a million
- * listings are not held twice).
+ * listings are not held twice), by the key and its place in `keys`.
  */
 export function listDigest(
   keys: readonly string[],
-  hashesOf: (key: string) => readonly Uint8Array[],
+  hashesOf: (key: string, at: number) => readonly Uint8Array[],
   unkeyed: number,
 ): string {
   const copies = new Uint32Array(keys.length);
   let hashes: Buffer = Buffer.allocUnsafe(keys.length * HASH_BYTES);
   let at = 0;
   for (let k = 0; k < keys.length; k++) {
-    const its = hashesOf(keys[k]!);
+    const its = hashesOf(keys[k]!, k);
     copies[k] = its.length;
     if (at + its.length * HASH_BYTES > hashes.length) hashes = grown(hashes, at + its.length * HASH_BYTES);
     for (const h of its.length === 1 ? its : [...its].sort(Buffer.compare)) {
