@@ -59,8 +59,8 @@ export async function settleLane(
   // (the mirror's end deletes from its bucket: the lanes before are committed first, as before its calls)
   if (last && after.media) await beforeCalls();
   const media = last ? await finishMedia(after, nowOf(opts)) : undefined;
-  await l.acked();
-  const commit = commitOf(l, after, { guarded, exec, outcome, media });
+  const ackedStored = await l.acked();
+  const commit = { ...commitOf(l, after, { guarded, exec, outcome, media }), ackedStored };
   const sealed = await sealChange(l, seal, { outcome, readWhole: guarded.readWhole, after });
   return {
     commit: doneIn(opts, { ...commit, ...(sealed && { seal: sealed }) }, outcome, exec),
