@@ -25,7 +25,7 @@ import { ackedInStore, commitLanes, type LaneCommitInput } from '../../src/sync/
 const LANE = 'feed>SN-1';
 const NAMESPACES = [fingerprintNamespace, unlistedNamespace, stampNamespace, missingNamespace].map((ns) => ns(LANE));
 
-const key = fc.constantFrom('A', 'B', 'C', 'D', 'E', 'F');
+const key = fc.constantFrom<string>('A', 'B', 'C', 'D', 'E', 'F');
 const pair = fc.tuple(key, fc.stringMatching(/^[a-z0-9]{1,6}$/));
 const lane = fc.record({
   before: fc.array(pair, { maxLength: 6 }),
