@@ -11,13 +11,15 @@ import { createLogger } from '../../src/log.js';
 const opts = { label: 'Chatbot Service https://api.example', maxWaitMs: 60_000 };
 
 /** the memory backend, but for the asks in `failing`, which Redis refuses */
-function refusing(failing: Set<'renewLease' | 'settle'>): BudgetBackend & { calls: Record<string, number> } {
+function refusing(
+  failing: Set<'renewLease' | 'settle'>,
+): BudgetBackend & { calls: { renewLease: number; settle: number } } {
   const inner = memoryBackend();
-  const calls: Record<string, number> = { renewLease: 0, settle: 0 };
+  const calls = { renewLease: 0, settle: 0 };
   const ask =
     (name: 'renewLease' | 'settle') =>
     async (...args: Parameters<BudgetBackend['settle']>) => {
-      calls[name]!++;
+      calls[name]++;
       if (failing.has(name)) throw new Error(`Connection is closed. (${name})`);
       return inner[name](...args);
     };
