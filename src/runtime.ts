@@ -96,6 +96,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
     // Budgets live where the state does: a Redis shared by every worker and CLI run on it.
     const budgets = createBudgets(
       redis && config.redis ? redisBackend(redis, redisSettings(loaded).prefix) : memoryBackend(),
+      opts.logger,
     );
     const api = createApiClient({
       baseUrl,

@@ -31,7 +31,8 @@ export interface FileLockTiming {
 }
 
 const CHECK_MS = 2000;
-const STALE_MS = 20_000;
+/** a lock whose heartbeat a taker has seen standing still this long is stale (FileLockTiming.staleMs's default) */
+export const STALE_MS = 20_000;
 /** a file that is not a holder record (written by hand, a disk that lost it) is stale after this */
 const UNREADABLE_GRACE_MS = 2000;
 
