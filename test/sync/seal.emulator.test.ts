@@ -360,6 +360,9 @@ describe("a lane's seal", () => {
       expect(formatSyncReport(sealed.report)).toContain(
         `not read: the feed's file, its config and the chatbot's ${N} listings are as the last run left them`,
       );
+      // (and its one line, as `runs` lists it)
+      expect(sealed.report.summary).toContain('0 failed; feed not read (sealed: as the last run left it) in ');
+      expect(plain.report.summary).not.toContain('not read');
       expect(sealed.calls).toMatchObject({ create: 0, update: 0, delete: 0 });
       // the seal stays as it was: the run stored nothing
       expect(sealed.sealAfter).toBe(sealed.sealText);
@@ -409,6 +412,13 @@ describe("a lane's seal", () => {
     // (what it read was as sealed: the seal stays, and the next run reads nothing)
     expect(await env.store.get(SEAL_NAMESPACE, FEED)).toBe(stored);
     expect((await env.sync(te, feed, { api: API })).counts.unchangedBySeal).toBe(N);
+    // no seal stored: a dry run, though it finds every record in step, stores none; the next real run does
+    await env.store.delete(SEAL_NAMESPACE, [FEED]);
+    const dryAgain = await env.sync(te, feed, { api: API, dryRun: true });
+    expect(dryAgain.counts).toMatchObject({ unchanged: N, unchangedByStamp: N });
+    expect(await env.store.get(SEAL_NAMESPACE, FEED)).toBeUndefined();
+    expect((await env.sync(te, feed, { api: API })).counts.unchangedBySeal).toBeUndefined();
+    expect(await env.store.get(SEAL_NAMESPACE, FEED)).toBeDefined();
   });
 
   it('a state that cannot be read ends the run as it does where no seal may be', async () => {
