@@ -183,14 +183,8 @@ async function start(
   // only those missing, changed, or with their next job lost: rewriting one unchanged would move its due tick to the next (a rolling restart)
   await applySchedules(redis, queues, planned, { root: prefix, logger });
   // written again if Redis loses them (a restart without persistence) or their next job: on reconnect and every scheduleCheckSeconds
-  closers.push({
-    what: 'the schedules watch',
-    close: watchSchedules(redis, queues, planned, {
-      root: prefix,
-      intervalMs: settings.scheduleCheckSeconds * 1000,
-      logger,
-    }),
-  });
+  const watch = { root: prefix, intervalMs: settings.scheduleCheckSeconds * 1000, logger };
+  closers.push({ what: 'the schedules watch', close: watchSchedules(redis, queues, planned, watch) });
   const mallocTrim = settings.idleCollectMs > 0 ? await loadMallocTrim() : undefined;
   if (mallocTrim && 'skipped' in mallocTrim)
     logger.info({ reason: mallocTrim.skipped }, 'idle collection without malloc_trim: freed memory is given back less');
