@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileIdentity, unchangedSince } from '../../src/feeds/source/file-identity.js';
 import { RemoteIndex } from '../../src/sync/remote/remote-index.js';
-import { listDigest, readSeal, sealBefore, sealDiffers, sealText } from '../../src/sync/settle/seal.js';
+import { listDigest, readSeal, sealBefore, sealDiffers, sealText, stateDigest } from '../../src/sync/settle/seal.js';
 
 const h = (n: number) => new Uint8Array(20).fill(n);
 
@@ -89,23 +89,53 @@ describe('a stored seal', () => {
     ...sealBefore({ code: 'c', feed: 'f', seed: 's', file: { size: 10, sha256: 'x' } }),
     list: 'l',
     listings: 3,
+    state: 'd',
   };
 
   it('reads back as written; another shape, or no JSON, seals nothing', () => {
     expect(readSeal(sealText(seal))).toEqual(seal);
     expect(readSeal(undefined)).toBeUndefined();
     expect(readSeal('{')).toBeUndefined();
-    expect(readSeal(JSON.stringify({ ...seal, v: 2 }))).toBeUndefined();
+    expect(readSeal(JSON.stringify({ ...seal, v: 1 }))).toBeUndefined();
+    // (a seal of before the stored state's digest: it vouches for no state)
+    const { state: _s, ...older } = seal;
+    expect(readSeal(JSON.stringify({ ...older, v: 1 }))).toBeUndefined();
     expect(readSeal(JSON.stringify({ ...seal, listings: -1 }))).toBeUndefined();
   });
 
   it('names the part that differs, the list only once it is known', () => {
-    const { list: _l, listings: _n, ...before } = seal;
+    const { list: _l, listings: _n, state: _d, ...before } = seal;
     expect(sealDiffers(seal, before)).toBeUndefined();
     expect(sealDiffers(seal, { ...before, file: { size: 10, sha256: 'y' } })).toBe('file');
     expect(sealDiffers(seal, { ...before, seed: 't' })).toBe('mapping');
     expect(sealDiffers(seal, { ...before, list: 'm', listings: 3 })).toBe("chatbot's listings");
     expect(sealDiffers(seal, { ...before, list: 'l', listings: 4 })).toBe('listing count');
+    expect(sealDiffers(seal, { ...before, list: 'l', listings: 3, state: 'e' })).toBe('stored state');
+  });
+
+  it("digests the stored state: each key's fingerprint and stamp, an entry for each key and no other", () => {
+    const keys = ['A', 'B'];
+    const fps = new Map([
+      ['A', 'fa'],
+      ['B', 'fb'],
+    ]);
+    const stamps = new Map([
+      ['A', 'sa'],
+      ['B', 'sb'],
+    ]);
+    const d = stateDigest(keys, fps, stamps);
+    expect(d).toBeDefined();
+    expect(stateDigest(keys, new Map([...fps].reverse()), stamps)).toBe(d);
+    expect(stateDigest(keys, new Map([...fps, ['B', 'fa']]), stamps)).not.toBe(d);
+    expect(stateDigest(keys, fps, new Map([...stamps, ['A', 'sb']]))).not.toBe(d);
+    // fingerprint and stamp swapped, a key's value run into the next: another digest
+    expect(stateDigest(keys, stamps, fps)).not.toBe(d);
+    expect(stateDigest(['A'], new Map([['A', 'f']]), new Map([['A', 'as']]))).not.toBe(
+      stateDigest(['A'], new Map([['A', 'fa']]), new Map([['A', 's']])),
+    );
+    expect(stateDigest(keys, new Map([['A', 'fa']]), stamps)).toBeUndefined();
+    expect(stateDigest(keys, new Map([...fps, ['C', 'fc']]), stamps)).toBeUndefined();
+    expect(stateDigest(['A', 'C'], fps, stamps)).toBeUndefined();
   });
 });
 
