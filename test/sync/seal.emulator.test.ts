@@ -5,6 +5,8 @@
 // the next run must come to what the plain path comes to: each case runs one history on two
 // emulators, the seal on one side and off on the other (the `seal: false` hook), and both must make
 // the same calls, leave the same listings and state, and report the same counts.
+import { createHash } from 'node:crypto';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -20,6 +22,7 @@ import {
   unlistedNamespace,
 } from '../../src/sync/model/state-names.js';
 import type { SyncCounts, SyncReport } from '../../src/sync/report/report.js';
+import { readSeal } from '../../src/sync/settle/seal.js';
 import { formatSyncReport } from '../../src/sync/report/report-format.js';
 import type { KvStore } from '../../src/state/kv-store.js';
 import type { TestEmulator } from '../helpers/emulator.js';
@@ -249,6 +252,14 @@ const CASES: Case[] = [
     },
   },
   {
+    name: 'the seal stored by another build of feedsync (its code identity)',
+    sealed: false,
+    async behind(_te, env) {
+      const stored = readSeal(await env.store.get(SEAL_NAMESPACE, FEED));
+      if (stored) await env.store.set(SEAL_NAMESPACE, [[FEED, JSON.stringify({ ...stored, code: 'another build' })]]);
+    },
+  },
+  {
     name: 'a grace mark stored behind the sync, for a key the feed has',
     sealed: false,
     behind: (_te, env) =>
@@ -420,6 +431,40 @@ describe("a lane's seal", () => {
     expect((await env.sync(te, feed, { api: API })).counts.unchangedBySeal).toBeUndefined();
     expect(await env.store.get(SEAL_NAMESPACE, FEED)).toBeDefined();
   });
+
+  it.each([1, 6, 13])(
+    'a record appended to the file while the chatbot is paged (at list call %i) is read by that run, as the plain path reads it',
+    async (at) => {
+      const side = sides()[0];
+      const { te, env } = side;
+      await history(side, CASES[0]!, true);
+      const feed = env.feed({ deletes: { maxFraction: 0.5, batchSize: 10 } });
+      // (the file hashed as the run starts; the record appended as the service answers list call `at`, the last one at 13)
+      const appended = csv([row(N + 1)]).split('\n')[1]! + '\n';
+      let calls = 0;
+      const proxy = await listTamperingOf(te.url, ({ data }) => {
+        if (++calls === at) appendFileSync(join(env.dir, 'feed.csv'), appended);
+        return data;
+      });
+      const through: TestEmulator = { ...te, url: proxy.url, client: (o) => te.client({ ...o, baseUrl: proxy.url }) };
+      const during = await env.sync(through, feed, { api: API }).finally(() => proxy.close());
+      expect(calls).toBeGreaterThanOrEqual(at);
+      expect(during.counts).toMatchObject({ created: 1, unchanged: N });
+      expect(during.counts.unchangedBySeal).toBeUndefined();
+      expect(await te.listings(SN)).toHaveLength(N + 1);
+      // a seal it stored is of the bytes it read (the file hashed after the record landed); a file written
+      // since it was hashed is sealed by no run: the next run reads it, finds it in step, and seals it
+      const stored = readSeal(await env.store.get(SEAL_NAMESPACE, FEED));
+      const bytes = createHash('sha256')
+        .update(readFileSync(join(env.dir, 'feed.csv')))
+        .digest('base64url');
+      if (stored) expect(stored.file.sha256).toBe(bytes);
+      const next = await env.sync(te, feed, { api: API });
+      expect(next.counts).toMatchObject({ unchanged: N + 1, created: 0 });
+      expect(next.counts.unchangedBySeal).toBe(stored ? N + 1 : undefined);
+      expect((await env.sync(te, feed, { api: API })).counts).toMatchObject({ unchangedBySeal: N + 1, created: 0 });
+    },
+  );
 
   it('a state that cannot be read ends the run as it does where no seal may be', async () => {
     const side = sides()[0];

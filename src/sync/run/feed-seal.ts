@@ -141,7 +141,12 @@ export function openSeal(l: Lane, ctx: FeedContext, paging: PagingHandle): LaneS
         const list = listDigest(keys, (key) => index.hashesOf(key), index.unkeyed);
         const kept = held.release();
         const state = kept && stateDigest(keys, kept.fingerprints, kept.stamps);
-        return state === undefined ? 'stored state' : differs({ list, listings: keys.length, state });
+        if (state === undefined) return 'stored state';
+        const why = await differs({ list, listings: keys.length, state });
+        // the file as hashed when the run began: one written since (an export landing, a line appended while the
+        // chatbot was paged) is read, as the plain path, reading it after the paging, would read it
+        const b = await before;
+        return why ?? (b && (await unchangedSince(path, b.look)) ? undefined : 'the file changed since it was hashed');
       })();
       if (why !== undefined) logger.debug({ feed: feed.name }, `the feed's seal does not hold (${why}): it is read`);
       return why === undefined;
