@@ -64,4 +64,3 @@ export function* refuseLongKeys<T extends readonly [string, string]>(ns: string,
     yield entry;
   }
 }
-
