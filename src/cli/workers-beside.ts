@@ -29,7 +29,7 @@ export async function workersBesideWarning(loaded: LoadedConfig): Promise<string
       `and they will not know what it wrote. Stop the workers first, or run without --no-redis (or queue the run: feedsync enqueue sync).`
     );
   } catch {
-    return undefined;
+    return undefined; // (a Redis that stops answering here: no warning, as when none answers above)
   } finally {
     await closeQueues(queues).catch(() => {});
     await ops.close();
