@@ -31,6 +31,8 @@ export async function workersBesideWarning(loaded: LoadedConfig): Promise<string
   } catch {
     return undefined; // (a Redis that stops answering here: no warning, as when none answers above)
   } finally {
+    // (the queues' objects on a connection ended next: a close that fails leaves nothing open, and the
+    // warning is advice, which the run goes on without)
     await closeQueues(queues).catch(() => {});
     await ops.close();
   }
