@@ -57,6 +57,8 @@ interface Case {
   behind?(te: TestEmulator, env: SyncEnv, seal: boolean): Promise<void>;
   /** the feed config's patch for the compared run */
   config?: Record<string, unknown>;
+  /** another feed of the config writes to the chatbot in the compared run (not run itself) */
+  cowriter?: boolean;
   /** the API settings' patch for the compared run */
   api?: Partial<ApiConfig>;
   /** what the service answers the compared run's list calls with (the emulator's answer, rewritten) */
@@ -170,6 +172,7 @@ const CASES: Case[] = [
   },
   { name: 'the same records, lines ending in CRLF', feed: csv(rows(N)).replaceAll('\n', '\r\n'), sealed: false },
   { name: 'a record removed from the file', feed: csv(rows(N).slice(1)), sealed: false },
+  { name: 'another feed of the config writes to the chatbot now', cowriter: true, sealed: false },
   {
     name: "the feed's config changed (its delete limits)",
     config: { deletes: { maxFraction: 0.4, batchSize: 10 } },
@@ -298,8 +301,14 @@ async function history(side: Side, c: Case, seal: boolean) {
   const through: TestEmulator = proxy
     ? { ...te, url: proxy.url, client: (o) => te.client({ ...o, baseUrl: proxy.url }) }
     : te;
+  const compared = env.feed({ ...base, ...c.config });
+  const cowriter = env.feed({ name: 'other-feed', source: { kind: 'csv', path: 'other.csv' } });
   const report = await env
-    .sync(through, env.feed({ ...base, ...c.config }), { api: { ...API, ...c.api }, seal })
+    .sync(through, compared, {
+      api: { ...API, ...c.api },
+      seal,
+      ...(c.cowriter && { configFeeds: [compared, cowriter] }),
+    })
     .finally(() => proxy?.close());
   const after = { ...(await writeCounts(te)), list: total(await requests(te, 'RealEstateList')) };
   const listings = (await te.listings(SN))
@@ -524,6 +533,7 @@ describe("a lane's seal, mixed cases", () => {
       ...(picked.some((p) => p.feed !== undefined) && { feed: picked.find((p) => p.feed !== undefined)!.feed! }),
       ...(picked.some((p) => p.config) && { config: picked.find((p) => p.config)!.config! }),
       ...(picked.some((p) => p.api) && { api: picked.find((p) => p.api)!.api! }),
+      ...(picked.some((p) => p.cowriter) && { cowriter: true }),
       ...(picked.some((p) => p.list) && { list: picked.find((p) => p.list)!.list! }),
       behind: async (te, env, seal) => {
         for (const p of picked) await p.behind?.(te, env, seal);
