@@ -140,8 +140,8 @@ export function openSeal(l: Lane, ctx: FeedContext, paging: PagingHandle): LaneS
         const keys = [...index.keys()].sort();
         const list = listDigest(keys, (key) => index.hashesOf(key), index.unkeyed);
         const kept = held.release();
-        const state = kept && stateDigest(keys, kept.fingerprints, kept.stamps);
-        if (state === undefined) return 'stored state';
+        if (!kept) return 'stored state';
+        const state = stateDigest(kept.fingerprints, kept.stamps);
         const why = await differs({ list, listings: keys.length, state });
         // the file as hashed when the run began: one written since (an export landing, a line appended while the
         // chatbot was paged) is read, as the plain path, reading it after the paging, would read it
@@ -221,7 +221,8 @@ function storedOf(l: Lane, paging: PagingHandle) {
 
 /**
  * The lane's seal stored with the state its commit left (read back: the digest of what the next run
- * will read), unless it is the one stored; none when that state has not an entry for each key.
+ * will read), unless it is the one stored; none (the stored one deleted) when that state has not a
+ * fingerprint and a stamp for each of the seal's listings and no other.
  */
 async function storeSeal(
   store: KvStore,
@@ -233,8 +234,12 @@ async function storeSeal(
     store.getAll(fingerprintNamespace(lane)),
     store.getAll(stampNamespace(lane)),
   ]);
-  const state = stateDigest(seal.keys, fingerprints, stamps);
-  const text = state === undefined ? undefined : sealText({ ...seal.parts, state });
+  // (a fingerprint and a stamp for each of its listings and no other, as the next run counts them)
+  const each = (m: ReadonlyMap<string, string>) => m.size === seal.keys.length && seal.keys.every((k) => m.has(k));
+  const text =
+    each(fingerprints) && each(stamps)
+      ? sealText({ ...seal.parts, state: stateDigest(fingerprints, stamps) })
+      : undefined;
   if (text === (before && sealText(before))) return;
   await commitChanges(store, { ...emptyChanges(lane), seal: text === undefined ? { delete: true } : { set: text } });
 }
