@@ -168,9 +168,19 @@ export async function lockChatbots(
     const why = refused.get(name) ?? {};
     refused.set(name, why);
     if (!opts.allOrNone) continue;
-    await releaseAll(held.splice(0));
-    // a lock that could not even be asked for (Redis refused): the caller's error, as with one lock
+    const unreleased = await releaseAll(held.splice(0)).then(
+      () => undefined,
+      (err: unknown) => ({ err }),
+    );
+    // a lock that could not even be asked for (Redis refused): the caller's error, as with one lock;
+    // a release refused too is thrown with it, or alone
+    if ('error' in why && unreleased)
+      throw new AggregateError(
+        [why.error, unreleased.err],
+        `the lock of ${name} not taken, and a lock taken not released`,
+      );
     if ('error' in why) throw why.error;
+    if (unreleased) throw unreleased.err;
     break;
   }
   return { held, refused };
@@ -181,9 +191,14 @@ export function lockOrder(names: Iterable<string>): string[] {
   return [...new Set(names)].sort();
 }
 
-/** Release each lock; one that fails is left to expire (its renewal has stopped), the others are still released. */
-export async function releaseAll(locks: readonly TargetLock[], onError?: (err: unknown) => void): Promise<void> {
-  for (const lock of locks) await lock.release().catch((err: unknown) => onError?.(err));
+/**
+ * Release each lock; one that fails is left to expire (its renewal has stopped), the others are
+ * still released, and the first failure is thrown once they are.
+ */
+export async function releaseAll(locks: readonly TargetLock[]): Promise<void> {
+  let failed: { err: unknown } | undefined;
+  for (const lock of locks) await lock.release().catch((err: unknown) => void (failed ??= { err }));
+  if (failed) throw failed.err;
 }
 
 export function targetLockKey(prefix: string, target: string): string {
