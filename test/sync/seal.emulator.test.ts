@@ -18,11 +18,14 @@ import {
   SYNCED_NAMESPACE,
   fingerprintNamespace,
   missingNamespace,
+  RULES_NAMESPACE,
+  soldWindowNamespace,
   stampNamespace,
   unlistedNamespace,
 } from '../../src/sync/model/state-names.js';
 import type { SyncCounts, SyncReport } from '../../src/sync/report/report.js';
 import { readSeal } from '../../src/sync/settle/seal.js';
+import { recurringNamespace } from '../../src/sync/settle/state.js';
 import { formatSyncReport } from '../../src/sync/report/report-format.js';
 import type { KvStore } from '../../src/state/kv-store.js';
 import type { TestEmulator } from '../helpers/emulator.js';
@@ -82,9 +85,12 @@ const STATE = [
   stampNamespace(FEED),
   unlistedNamespace(FEED),
   missingNamespace(FEED),
+  soldWindowNamespace(FEED),
+  recurringNamespace(FEED),
   SEAL_NAMESPACE,
   GOOD_VALID_NAMESPACE,
   SYNCED_NAMESPACE,
+  RULES_NAMESPACE,
 ];
 
 /** a copy of the namespaces' entries, and putting them back as they were (the others' entries gone) */
@@ -269,6 +275,21 @@ const CASES: Case[] = [
       env.store.set(missingNamespace(FEED), [[String(row(3).MLSNumber), '2026-01-01T00:00:00.000Z']]),
   },
   {
+    name: "the lane's applied display rules put back to an earlier config's",
+    // (the rules decide what a record becomes by the config's, in the seal; the stored ones only whether a
+    // removal counts toward the delete limits, and a sealed lane settles them as a read one: stored anew)
+    sealed: true,
+    async behind(_te, env) {
+      // (as an earlier config's: another sold window, hidden statuses that hide none of the feed's)
+      const stored = JSON.parse((await env.store.get(RULES_NAMESPACE, FEED))!) as { rules: { soldDays: number } };
+      const earlier = {
+        fingerprint: 'of an earlier config',
+        rules: { ...stored.rules, soldDays: stored.rules.soldDays + 7 },
+      };
+      await env.store.set(RULES_NAMESPACE, [[FEED, JSON.stringify(earlier)]]);
+    },
+  },
+  {
     name: "the lane's last good valid count put back to another",
     sealed: false,
     behind: (_te, env) => env.store.set(GOOD_VALID_NAMESPACE, [[FEED, String(N * 10)]]),
@@ -316,8 +337,11 @@ async function history(side: Side, c: Case, seal: boolean) {
     .sort(
       (a, b) => String(a.MLSNumber).localeCompare(String(b.MLSNumber)) || Number(a.SalePrice) - Number(b.SalePrice),
     );
+  // (the lane's whole state but its seal, which the plain side never stores; the entries of its feed and no other's)
   const state = await Promise.all(
-    [fingerprintNamespace(FEED), stampNamespace(FEED)].map(async (ns) => [...(await env.store.getAll(ns))].sort()),
+    STATE.filter((ns) => ns !== SEAL_NAMESPACE).map(async (ns) =>
+      [...(await env.store.getAll(ns))].filter(([k]) => ns.endsWith(FEED) || k === FEED).sort(),
+    ),
   );
   return {
     second,
