@@ -104,7 +104,8 @@ export function openSeal(l: Lane, ctx: FeedContext, paging: PagingHandle): LaneS
   if (file === undefined) throw new Error(`feed ${feed.name} has no file to seal: sealable() says which may`);
   const path = feedPath(deps, file);
   const hashed = fileIdentity(path, ctx.clock.signal);
-  const held = storedOf(l, paging);
+  // (a --full run never asks whether its seal holds: it keeps nothing for the question)
+  const held = storedOf(l, paging, !ctx.opts.full);
   const { stored } = held;
   const before: Promise<{ now: SealBefore; look: Look } | undefined> = Promise.all([hashed, stored]).then(([h, s]) => {
     if ('problem' in h) {
@@ -181,17 +182,17 @@ interface StoredForSeal {
 
 /**
  * The lane's stored state as the run read it: counted before planning lets the stored fingerprints
- * go (lane-setup.ts attachStored), and where a seal is stored, the fingerprints and stamps kept for
- * its digest until `release` (the seal asked, or found not to hold). A state that cannot be read
+ * go (lane-setup.ts attachStored), and where a seal is stored (and `keep`), the fingerprints and
+ * stamps kept for its digest until `release` (the seal asked, or found not to hold). A state that cannot be read
  * fails the chatbot's paging, which reports it: no seal then.
  */
-function storedOf(l: Lane, paging: PagingHandle) {
+function storedOf(l: Lane, paging: PagingHandle, keep: boolean) {
   let kept: { fingerprints: ReadonlyMap<string, string>; stamps: ReadonlyMap<string, string> } | undefined;
   const stored: Promise<StoredForSeal | undefined> = paging.state.then(
     ({ state, stamps }) => {
       const own = state.feeds.get(l.id);
       const seal = readSeal(own?.seal);
-      if (seal && own) kept = { fingerprints: own.fingerprints, stamps: stamps.get(l.id) ?? new Map() };
+      if (keep && seal && own) kept = { fingerprints: own.fingerprints, stamps: stamps.get(l.id) ?? new Map() };
       return {
         seal,
         alone: state.feeds.size === 1,
