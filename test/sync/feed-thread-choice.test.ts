@@ -37,25 +37,15 @@ describe('mostlyMapped', () => {
 });
 
 describe('threadEarns', () => {
+  const lanes = (...written: number[]) => written.map((w) => ({ stamps: 0, written: w }));
+
   it('a first sync (no lane wrote a listing) reads on the main thread, though it maps every record', () => {
-    expect(threadEarns([{ stamps: 0, written: 0 }])).toBe(false);
-    expect(
-      threadEarns([
-        { stamps: 0, written: 0 },
-        { stamps: 0, written: 0 },
-      ]),
-    ).toBe(false);
-    expect(threadEarns([])).toBe(false);
+    for (const first of [lanes(0), lanes(0, 0), lanes()]) expect(threadEarns(first)).toBe(false);
   });
 
   it('a rerun that maps most records reads on the thread, beside the paging; one mostly in step by its stamps does not', () => {
-    expect(threadEarns([{ stamps: 0, written: 100_000 }])).toBe(true);
-    expect(
-      threadEarns([
-        { stamps: 0, written: 0 },
-        { stamps: 0, written: 10 },
-      ]),
-    ).toBe(true);
+    expect(threadEarns(lanes(100_000))).toBe(true);
+    expect(threadEarns(lanes(0, 10))).toBe(true);
     expect(threadEarns([{ stamps: 99_800, written: 99_800 }])).toBe(false);
   });
 });
