@@ -3,6 +3,7 @@
 // Redis that does not answer fails the command; else, or with `--no-redis`, a state file beside the
 // config). Everything here is closed by `close()`.
 import { join } from 'node:path';
+import { closeAll, type Closer } from './close-all.js';
 import { createApiClient } from './api/client.js';
 import { apiBudget } from './api/rate-limiter.js';
 import { createBudgets, memoryBackend, redisBackend, type Budgets } from './budget/index.js';
@@ -12,6 +13,7 @@ import { selectFlagWarnings } from './config/select-reads.js';
 import { chatbotsOf } from './config/feed-chatbots.js';
 import type { LoadedConfig } from './config/schema.js';
 import type { RunningEmulator } from './emulator/index.js';
+import { causeMessage } from './errors.js';
 import type { Logger } from './log.js';
 import { createFileStore } from './state/file-store.js';
 import { OPEN_WAIT_MS, openWaitNotice } from './state/open-lock.js';
@@ -60,7 +62,7 @@ const UNCOORDINATED =
 
 export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions): Promise<Runtime> {
   const { config } = loaded;
-  const closers: Array<() => Promise<void>> = [];
+  const closers: Closer[] = [];
   try {
     // Redis first: a command refused for want of Redis has started nothing and written nothing
     const { store, redis } = await openStore(loaded, opts, closers);
@@ -84,7 +86,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
         dataFile: join(stateDir(loaded), 'emulator.json'),
         logger: opts.logger.child({ component: 'emulator' }),
       });
-      closers.push(() => emulator!.close());
+      closers.push({ what: 'the embedded emulator', close: () => emulator!.close() });
       // The spec has no create-session endpoint (DESIGN: smoke takes sessionId from config), so an
       // embedded emulator is given the sessions the config's smoke checks will use.
       for (const { serialNumber, smoke } of config.chatbots)
@@ -96,6 +98,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
     // Budgets live where the state does: a Redis shared by every worker and CLI run on it.
     const budgets = createBudgets(
       redis && config.redis ? redisBackend(redis, redisSettings(loaded).prefix) : memoryBackend(),
+      opts.logger,
     );
     const api = createApiClient({
       baseUrl,
@@ -118,7 +121,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       redis && config.redis
         ? createRedisChangeLog(redis, redisSettings(loaded).prefix, limits)
         : await createFileChangeLog(changeLogFile(store.location), limits);
-    closers.push(() => changeLog.close());
+    closers.push({ what: 'the change log', close: () => changeLog.close() });
     return {
       api,
       store,
@@ -128,12 +131,18 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
       emulator,
       redis,
       ...(config.redis && opts.noRedis && { uncoordinated: UNCOORDINATED }),
+      // every closer runs whatever one before it did; the first failure is thrown, any other warned of
       close: async () => {
-        for (const close of closers.reverse()) await close();
+        const failures: unknown[] = [];
+        await closeAll(closers, (what, err) => {
+          if (failures.push(err) > 1) notClosed(opts.logger, what, err);
+        });
+        if (failures.length) throw failures[0];
       },
     };
   } catch (err) {
-    for (const close of closers.reverse()) await close().catch(() => {});
+    // (the start's error is what is thrown; a closer that fails after it is warned of)
+    await closeAll(closers, (what, closeErr) => notClosed(opts.logger, what, closeErr));
     throw err;
   }
 }
@@ -141,7 +150,7 @@ export async function createRuntime(loaded: LoadedConfig, opts: RuntimeOptions):
 async function openStore(
   loaded: LoadedConfig,
   opts: RuntimeOptions,
-  closers: Array<() => Promise<void>>,
+  closers: Closer[],
 ): Promise<{ store: KvStore; redis?: RedisClient }> {
   const { config } = loaded;
   const fileStore = async () => {
@@ -159,7 +168,7 @@ async function openStore(
           openWaitNotice(path, holder, minutes * 60_000, deadlines.length ? 'feeds[].deadlineMinutes' : 'the default'),
         ),
     });
-    closers.push(() => store.close());
+    closers.push({ what: `the state file ${path}`, close: () => store.close() });
     return { store };
   };
   if (!config.redis || opts.noRedis) return fileStore();
@@ -183,6 +192,10 @@ async function openStore(
     opts.logger.warn({ err: (err as Error).message }, 'Redis does not answer; request budgets count this process only');
     return local;
   }
-  closers.push(() => closeRedis(redis));
+  closers.push({ what: `the Redis connection to ${where}`, close: () => closeRedis(redis) });
   return { store: createRedisStore(redis, prefix, where), redis };
+}
+
+function notClosed(logger: Logger, what: string, err: unknown): void {
+  logger.warn({ err, closing: what }, `${what} not closed: ${causeMessage(err)}`);
 }

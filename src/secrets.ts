@@ -318,7 +318,7 @@ function parseUrl(url: string | undefined): URL | undefined {
   try {
     return new URL(url);
   } catch {
-    return undefined;
+    return undefined; // (not a URL: nothing in it to register)
   }
 }
 
@@ -326,7 +326,7 @@ function decode(s: string): string {
   try {
     return decodeURIComponent(s);
   } catch {
-    return s;
+    return s; // (not percent-encoded: the text as it is)
   }
 }
 

@@ -113,7 +113,7 @@ export function quickListPage(status: number, text: string): ListData | undefine
   try {
     json = JSON.parse(text);
   } catch {
-    return undefined;
+    return undefined; // (not JSON: no quick page; parseEnvelope says what is wrong with it)
   }
   const env = quickEnvelope(json);
   if (env?.Success !== true || env.Code !== 200) return undefined;

@@ -68,7 +68,7 @@ export function parseListItem(body: Uint8Array, cut: ListPageCut, i: number): Li
   try {
     item = JSON.parse(text);
   } catch {
-    return undefined;
+    return undefined; // (not JSON: as not a plain item; the caller reads the page the general way)
   }
   return plainListItem(item) ? item : undefined;
 }

@@ -2,6 +2,7 @@
 // calls in flight, held by every process that shares the budget backend (Redis: the deployment;
 // memory: this process). A 429's Retry-After pauses the whole credential (see client.ts).
 import { createBudgets, credentialKey, memoryBackend, type Budget, type Budgets } from '../budget/index.js';
+import { silentLogger } from '../log.js';
 import { MAX_RETRY_AFTER_MS } from './retry.js';
 
 export interface ApiBudgetSettings {
@@ -28,7 +29,10 @@ export function apiBudget(budgets: Budgets, s: ApiBudgetSettings): Budget {
   );
 }
 
-/** A budget of this process alone (a client built without a shared one: tests, the bench). */
+/**
+ * A budget of this process alone (a client built without a shared one: tests, the bench). (Silent:
+ * what a budget says is a Redis ask that failed, and the memory backend's cannot.)
+ */
 export function localApiBudget(s: ApiBudgetSettings): Budget {
-  return apiBudget(createBudgets(memoryBackend()), s);
+  return apiBudget(createBudgets(memoryBackend(), silentLogger), s);
 }

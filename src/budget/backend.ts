@@ -421,6 +421,6 @@ function parsePause(raw: string | null): PauseRecord | undefined {
     if (typeof rec.until !== 'number' || typeof rec.at !== 'number') return undefined;
     return { until: rec.until, at: rec.at, reason: String(rec.reason ?? '') };
   } catch {
-    return undefined;
+    return undefined; // (not JSON: as no pause; the next 429 sets one again)
   }
 }

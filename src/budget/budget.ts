@@ -5,6 +5,7 @@
 // a permit the caller releases when its call is done (one more ask). Within a process the waiters
 // queue in order, so only the head of the queue asks Redis.
 import { randomUUID } from 'node:crypto';
+import type { Logger } from '../log.js';
 import { AbortedError, BudgetExhaustedError, RedisUnavailableError } from '../errors.js';
 import { abortable, sleep } from './sleep.js';
 import { SLIDING_WINDOWS, type BudgetBackend, type PauseRecord, type TakeRequest } from './backend.js';
@@ -54,14 +55,26 @@ const HELD_MS = 10_000;
 const LEASE_TTL_MS = HELD_MS;
 /** Both are renewed this often while the call is in flight. */
 const RENEW_MS = Math.min(LEASE_TTL_MS, HELD_MS) / 3;
+/**
+ * A renewal or settle that fails is said at most this often per budget (a renewal fails every
+ * RENEW_MS for each call in flight while Redis is away: 16 calls, 5 lines a second otherwise).
+ */
+const WARN_EVERY_MS = 60_000;
 const LEARNED_TTL_MS = 24 * 3600_000;
 const LEARNED_REFRESH_MS = 10_000;
 
-export function createBudget(backend: BudgetBackend, key: string, limits: BudgetLimits, opts: BudgetOptions): Budget {
+/** `logger`: where a renewal or settle that fails in the background is said (failureStreaks). */
+export function createBudget(
+  backend: BudgetBackend,
+  key: string,
+  limits: BudgetLimits,
+  opts: BudgetOptions,
+  logger: Logger,
+): Budget {
   let tail: Promise<void> = Promise.resolve();
   let learned: Partial<Record<WindowName, number>> = {};
   let learnedAt = -Infinity;
-  const parts: BudgetParts = { backend, key, opts };
+  const parts: BudgetParts = { backend, key, opts, asks: backgroundAsks(backend, key, opts.label, logger) };
   const callId = callIds();
   // Takes Redis left unanswered (or refused): one that waited its turn behind such a take fails with
   // its error, not another bound's wait in turn (20 writes waiting were 20 x 15 s).
@@ -116,8 +129,8 @@ export function createBudget(backend: BudgetBackend, key: string, limits: Budget
         try {
           for (const [w, limit] of fixed) await takeFixed(parts, w, limit, signal);
         } catch (err) {
-          // (as release's: a lease expires by itself; the error said is the take's)
-          void backend.settle(key, req).catch(() => {});
+          // (the error thrown is the take's; a settle that fails too is said as release's is)
+          parts.asks.settle(req);
           throw err;
         }
         return permit(parts, req);
@@ -182,6 +195,66 @@ interface BudgetParts {
   backend: BudgetBackend;
   key: string;
   opts: BudgetOptions;
+  asks: BackgroundAsks;
+}
+
+/** The asks no caller waits for: a call's renewals while in flight, and its settle once answered. */
+interface BackgroundAsks {
+  renew(req: TakeRequest): void;
+  settle(req: TakeRequest): void;
+}
+
+/**
+ * Nobody awaits these asks, so their failures are said here: a warning when a streak of failures
+ * begins, a line when an ask succeeds again (with how many failed), and at most one warning each
+ * WARN_EVERY_MS (failures meanwhile are counted in the next line). A renewal that keeps failing
+ * matters: once a call in flight outlives its lease (LEASE_TTL_MS) and held entries (HELD_MS),
+ * other processes no longer see it and may exceed the shared budget. A settle that fails only
+ * slows: the call's slot and entries count until they expire.
+ */
+function backgroundAsks(backend: BudgetBackend, key: string, label: string, logger: Logger): BackgroundAsks {
+  const s = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+  const renewals = failureStreak(logger, { budget: label }, WARN_EVERY_MS, {
+    failing: (cause) =>
+      `budget of ${label}: the lease of a call in flight not renewed (${cause}); a call in flight longer than ${s(LEASE_TTL_MS)} stops counting, and other processes may then exceed the shared budget (its concurrency and per-second limits); tried again every ${s(RENEW_MS)}, said at most once a minute`,
+    again: (failed) => `budget of ${label}: leases renewed again (${failed} renewals had failed)`,
+  });
+  const settles = failureStreak(logger, { budget: label }, WARN_EVERY_MS, {
+    failing: (cause) =>
+      `budget of ${label}: an answered call's slot not freed (${cause}); it counts until it expires (${s(HELD_MS)}): calls wait longer meanwhile, the budget is not exceeded; said at most once a minute`,
+    again: (failed) => `budget of ${label}: answered calls freed again (${failed} had failed)`,
+  });
+  return {
+    renew: (req) => void backend.renewLease(key, req).then(renewals.answered, renewals.failed),
+    settle: (req) => void backend.settle(key, req).then(settles.answered, settles.failed),
+  };
+}
+
+/** One kind of background ask's failures, said as backgroundAsks describes. */
+function failureStreak(
+  logger: Logger,
+  fields: Record<string, unknown>,
+  warnEveryMs: number,
+  say: { failing(cause: string): string; again(failed: number): string },
+): { failed(err: unknown): void; answered(): void } {
+  let failed = 0;
+  let warned = false;
+  let warnedAt = -Infinity;
+  return {
+    failed(err) {
+      failed++;
+      if (warned || Date.now() - warnedAt < warnEveryMs) return;
+      warned = true;
+      warnedAt = Date.now();
+      logger.warn({ ...fields, err, failed }, say.failing(err instanceof Error ? err.message : String(err)));
+    },
+    answered() {
+      if (!warned) return;
+      logger.info({ ...fields, failed }, say.again(failed));
+      warned = false;
+      failed = 0;
+    },
+  };
 }
 
 /** the pause, the lease and the sliding windows, taken together; waits while any is short */
@@ -236,13 +309,11 @@ async function takeFixed(b: BudgetParts, w: WindowName, limit: number, signal: A
   }
 }
 
-function permit({ backend, key }: BudgetParts, req: TakeRequest): Permit {
+function permit({ asks }: BudgetParts, req: TakeRequest): Permit {
   // (the lease and the held window entries: a call in flight past their ttl keeps both; a renewal that
-  // fails is tried again RENEW_MS later, and one that lapses meanwhile lets one call more in, failing none)
-  const renew =
-    req.lease || req.sliding.length
-      ? setInterval(() => void backend.renewLease(key, req).catch(() => {}), RENEW_MS)
-      : undefined;
+  // fails is tried again RENEW_MS later, and one that lapses meanwhile lets one call more in, failing
+  // none: said by backgroundAsks)
+  const renew = req.lease || req.sliding.length ? setInterval(() => asks.renew(req), RENEW_MS) : undefined;
   renew?.unref();
   let released = false;
   return {
@@ -250,8 +321,8 @@ function permit({ backend, key }: BudgetParts, req: TakeRequest): Permit {
       if (released) return;
       released = true;
       clearInterval(renew);
-      // Failing here is harmless: a lease expires by itself, an entry keeps its first stamp.
-      void backend.settle(key, req).catch(() => {});
+      // (a settle that fails only slows: a lease expires by itself, an entry keeps its first stamp; said by backgroundAsks)
+      asks.settle(req);
     },
   };
 }
@@ -262,7 +333,8 @@ export interface Budgets {
   budget(key: string, limits: BudgetLimits, opts: BudgetOptions): Budget;
 }
 
-export function createBudgets(backend: BudgetBackend): Budgets {
+/** `logger`: where each budget says the background asks that fail (backgroundAsks). */
+export function createBudgets(backend: BudgetBackend, logger: Logger): Budgets {
   const made = new Map<string, Budget>();
   return {
     shared: backend.shared,
@@ -271,7 +343,7 @@ export function createBudgets(backend: BudgetBackend): Budgets {
       const prior = made.get(key);
       const merged = prior ? tighter(prior.limits, limits) : limits;
       if (prior && describeLimits(merged) === describeLimits(prior.limits)) return prior;
-      const b = createBudget(backend, key, merged, opts);
+      const b = createBudget(backend, key, merged, opts, logger);
       made.set(key, b);
       return b;
     },

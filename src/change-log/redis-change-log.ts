@@ -170,7 +170,7 @@ function parse<T>(text: string): T | undefined {
   try {
     return JSON.parse(text) as T;
   } catch {
-    return undefined;
+    return undefined; // (not JSON: another version's entry, skipped)
   }
 }
 

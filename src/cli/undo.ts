@@ -69,6 +69,7 @@ export async function run(opts: UndoCliOptions): Promise<number> {
               { chatbot: feed.chatbot },
               chatbotWaitNotice(feed.chatbot, holder, feed.deadlineMinutes, 'nothing is undone'),
             ),
+          onUnreleased: (notice, err) => logger.warn({ err, chatbot: feed.chatbot }, notice),
         }).catch((err: unknown) => {
           throw new Error(`the lock of chatbot ${feed.chatbot} could not be taken: ${causeMessage(err)}`);
         });
@@ -80,8 +81,7 @@ export async function run(opts: UndoCliOptions): Promise<number> {
         try {
           report = await undo(AbortSignal.any([stop.signal, lock.lost]));
         } finally {
-          // (a release that fails leaves the lock to expire by its ttl; the undo's own outcome is what is said)
-          await lock.release().catch(() => {});
+          await lock.release(); // (one that fails is said by onUnreleased, and resolves: the undo's outcome is what is reported)
         }
         if (redis && loaded.config.redis) {
           await recordForegroundRun(

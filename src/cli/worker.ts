@@ -36,7 +36,8 @@ import {
 } from '../queue/index.js';
 import { watchSchedules } from '../queue/schedule-watch.js';
 import { createRuntime, type Runtime } from '../runtime.js';
-import { ConfigError, type FeedsyncError, RedisUnavailableError, StartupError } from '../errors.js';
+import { closeAll as closeEach, type Closer } from '../close-all.js';
+import { causeMessage, ConfigError, type FeedsyncError, RedisUnavailableError, StartupError } from '../errors.js';
 import { requireRedis } from '../redis/require-redis.js';
 import { createApp, createMetrics, createPushApp } from '../server/index.js';
 import type { WorkerMetrics } from '../server/metrics.js';
@@ -94,13 +95,13 @@ export async function startWorker(
   loaded: LoadedConfig,
   opts: { port?: number; logger: Logger; jobs?: Partial<Record<JobKind, WorkerJob>> },
 ): Promise<RunningWorker> {
-  const closers: Array<() => unknown> = [];
-  const closeAll = async () => {
-    // (after a start that failed, its StartupError is what is said; on stop, every closer runs whatever one
-    // before it did, and what matters says itself: the workers' close warns of jobs that did not stop)
-    for (const close of closers.reverse()) await Promise.resolve(close()).catch(() => {});
-    closers.length = 0;
-  };
+  const closers: Closer[] = [];
+  // (every closer runs whatever one before it did; one that fails is a warning: after a start that
+  // failed, beside its StartupError; on stop, beside "worker stopped")
+  const closeAll = () =>
+    closeEach(closers, (what, err) =>
+      opts.logger.warn({ err, closing: what }, `${what} not closed: ${causeMessage(err)}`),
+    );
   // no Redis configured (no redis section, no REDIS_URL), or a UI login too short to protect anything:
   // refused in one line before anything starts
   const redisAt = redisSettings(loaded, 'feedsync worker');
@@ -147,21 +148,21 @@ async function start(
   loaded: LoadedConfig,
   { redisAt, admin }: { redisAt: RedisSettings; admin: UiAdmin | undefined },
   opts: { port?: number; logger: Logger; jobs?: Partial<Record<JobKind, WorkerJob>> },
-  closers: Array<() => unknown>,
+  closers: Closer[],
   closeAll: () => Promise<void>,
 ): Promise<RunningWorker> {
   const { logger } = opts;
   const settings = loaded.config.worker;
   const { prefix, where } = redisAt;
   const redis = createRedis(redisAt, { name: 'feedsync-worker' });
-  closers.push(() => closeRedis(redis));
+  closers.push({ what: 'the Redis connection', close: () => closeRedis(redis) });
   const connectionError = connectionErrorLog(logger, {}, `cannot reach Redis ${where}; reconnecting`);
   redis.on('error', (err) => connectionError(err) || logger.warn({ err: err.message }, 'redis connection error'));
   await requireRedis(redis, redisAt, { use: 'worker', waitMs: REDIS_START_MS });
   await checkEvictionPolicy(redis, logger);
 
   const queues = createQueues(redis, prefix);
-  closers.push(() => closeQueues(queues));
+  closers.push({ what: 'the queues', close: () => closeQueues(queues) });
   const metrics = createMetrics(queues);
   // Jobs keep their state in Redis (shared by every worker), whatever the config says about state.
   const withRedis: LoadedConfig = { ...loaded, config: { ...loaded.config, redis: redisAt.config } };
@@ -173,7 +174,7 @@ async function start(
       forwardCallToJob(e);
     },
   });
-  closers.push(() => runtime.close());
+  closers.push({ what: 'the runtime (state, change log, API client)', close: () => runtime.close() });
 
   // Loaded here, not at the top: a test that injects its own jobs does not load sync/settings/smoke.
   const jobs = opts.jobs ?? (await theJobs());
@@ -182,15 +183,14 @@ async function start(
   // only those missing, changed, or with their next job lost: rewriting one unchanged would move its due tick to the next (a rolling restart)
   await applySchedules(redis, queues, planned, { root: prefix, logger });
   // written again if Redis loses them (a restart without persistence) or their next job: on reconnect and every scheduleCheckSeconds
-  closers.push(
-    watchSchedules(redis, queues, planned, { root: prefix, intervalMs: settings.scheduleCheckSeconds * 1000, logger }),
-  );
+  const watch = { root: prefix, intervalMs: settings.scheduleCheckSeconds * 1000, logger };
+  closers.push({ what: 'the schedules watch', close: watchSchedules(redis, queues, planned, watch) });
   const mallocTrim = settings.idleCollectMs > 0 ? await loadMallocTrim() : undefined;
   if (mallocTrim && 'skipped' in mallocTrim)
     logger.info({ reason: mallocTrim.skipped }, 'idle collection without malloc_trim: freed memory is given back less');
   const workers = startWorkers(queues, processors, workerSettings(settings, redisAt, metrics, logger, mallocTrim));
-  closers.push(() => workers.close(settings.shutdownTimeoutMs));
-  closers.push(watchStaleness(loaded, runtime, logger));
+  closers.push({ what: 'the queue workers', close: () => workers.close(settings.shutdownTimeoutMs) });
+  closers.push({ what: 'the staleness watch', close: watchStaleness(loaded, runtime, logger) });
 
   const status = statusDeps(loaded, withRedis, runtime, { redis, queues, prefix, logger });
   watchFeeds(metrics, loaded, runtime, logger);
@@ -255,11 +255,7 @@ function watchFeeds(
 }
 
 /** The push listener, when a feed has `push`: its port (push.port 0: one the system chose). */
-async function listenPush(
-  loaded: LoadedConfig,
-  deps: PushDeps,
-  closers: Array<() => unknown>,
-): Promise<number | undefined> {
+async function listenPush(loaded: LoadedConfig, deps: PushDeps, closers: Closer[]): Promise<number | undefined> {
   const feeds = loaded.config.feeds.filter((f) => f.push).map((f) => f.name);
   if (feeds.length === 0) return undefined;
   const { port: wanted, host } = loaded.config.push;
@@ -410,12 +406,15 @@ async function listen(
   app: ReturnType<typeof createApp>,
   port: number,
   from: HostSetting,
-  closers: Array<() => unknown>,
+  closers: Closer[],
 ): Promise<number> {
   const server: Server = app.listen(port, from.host);
-  closers.push(() => {
-    server.close();
-    server.closeAllConnections();
+  closers.push({
+    what: from.what === 'the worker' ? "the worker's HTTP listener" : from.what,
+    close: () => {
+      server.close();
+      server.closeAllConnections();
+    },
   });
   try {
     await once(server, 'listening');

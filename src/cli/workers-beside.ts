@@ -29,8 +29,10 @@ export async function workersBesideWarning(loaded: LoadedConfig): Promise<string
       `and they will not know what it wrote. Stop the workers first, or run without --no-redis (or queue the run: feedsync enqueue sync).`
     );
   } catch {
-    return undefined;
+    return undefined; // (a Redis that stops answering here: no warning, as when none answers above)
   } finally {
+    // (the queues' objects on a connection ended next: a close that fails leaves nothing open, and the
+    // warning is advice, which the run goes on without)
     await closeQueues(queues).catch(() => {});
     await ops.close();
   }

@@ -58,7 +58,7 @@ const knownZone = remembered(
       new Intl.DateTimeFormat('en', { timeZone: tz });
       return true;
     } catch {
-      return false;
+      return false; // (Intl refuses a zone it does not know: that is the answer)
     }
   },
 );

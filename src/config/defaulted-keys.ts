@@ -27,7 +27,7 @@ function onThisMachine(url: string): boolean {
   try {
     host = new URL(url).hostname;
   } catch {
-    return false;
+    return false; // (not a URL: not this machine; the URL check says it)
   }
   return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }

@@ -88,7 +88,7 @@ function parseKept(raw: string | undefined): Partial<Kept> {
     const parsed = Kept.partial().safeParse(JSON.parse(raw));
     return parsed.success ? parsed.data : {};
   } catch {
-    return {};
+    return {}; // (not JSON: as nothing kept; the next check keeps it anew)
   }
 }
 

@@ -285,7 +285,7 @@ function handleAdminPath(e: Emulator, req: IncomingMessage, res: ServerResponse,
   try {
     body = raw ? JSON.parse(raw) : undefined;
   } catch {
-    body = raw;
+    body = raw; // (not JSON: handed on as text, for the handler to refuse)
   }
   const reply = handleAdmin(
     {

@@ -267,6 +267,6 @@ function isTimeZone(tz: string): boolean {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
     return true;
   } catch {
-    return false;
+    return false; // (Intl refuses a zone it does not know: that is the answer)
   }
 }

@@ -17,6 +17,6 @@ function markTime(mark: string): number {
     const ts = typeof parsed === 'object' && parsed !== null && 'ts' in parsed ? parsed.ts : undefined;
     return typeof ts === 'string' ? Date.parse(ts) : NaN;
   } catch {
-    return NaN;
+    return NaN; // (not JSON: no time, as a mark without one)
   }
 }

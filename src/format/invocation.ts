@@ -41,7 +41,7 @@ function realFile(path: string): string | undefined {
   try {
     return statSync(path).isFile() ? realpathSync(path) : undefined;
   } catch {
-    return undefined;
+    return undefined; // (gone or unreadable: the path is shown as given)
   }
 }
 

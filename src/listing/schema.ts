@@ -61,7 +61,7 @@ export function parsesAsWebUrl(v: string): boolean {
     const u = new URL(v);
     return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
   } catch {
-    return false;
+    return false; // (the URL parser refuses it: not a web URL)
   }
 }
 

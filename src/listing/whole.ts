@@ -122,6 +122,6 @@ export function unpackListing(packed: string): ListingCreate | undefined {
     );
     return v && typeof v === 'object' && !Array.isArray(v) ? (v as ListingCreate) : undefined;
   } catch {
-    return undefined;
+    return undefined; // (not base64 deflated JSON: a torn or foreign entry, as said above)
   }
 }

@@ -31,7 +31,8 @@ export interface FileLockTiming {
 }
 
 const CHECK_MS = 2000;
-const STALE_MS = 20_000;
+/** a lock whose heartbeat a taker has seen standing still this long is stale (FileLockTiming.staleMs's default) */
+export const STALE_MS = 20_000;
 /** a file that is not a holder record (written by hand, a disk that lost it) is stale after this */
 const UNREADABLE_GRACE_MS = 2000;
 
@@ -73,7 +74,7 @@ export async function lockFile(
     if (tries === 0) await opts.onWait?.();
     await sleep(Math.min(opts.pollMs ?? 250, Math.max(1, until - Date.now())), undefined, {
       signal: opts.signal,
-    }).catch(() => {});
+    }).catch(() => {}); // (rejects only when opts.signal aborts: the next turn returns)
   }
 }
 
@@ -110,6 +111,7 @@ const beatPath = (path: string) => `${path}.beat`;
 
 async function readLock(path: string): Promise<Found | 'absent'> {
   try {
+    // (no beat file: a lock just made, or its holder's first beat not yet written)
     const [text, beat] = await Promise.all([readFile(path, 'utf8'), readFile(beatPath(path), 'utf8').catch(() => '')]);
     const holder = parseHolder(text);
     return { ...(holder && { holder }), seen: `${text}\n${beat}` };
@@ -152,6 +154,8 @@ async function moveAside(path: string, judged: Found): Promise<void> {
   }
   const moved = await readLock(aside);
   const same = moved !== 'absent' && moved.holder?.owner === judged.holder?.owner;
+  // (a link that fails: another taker's lock is in place already, or its holder's check finds the file
+  // gone and stops; an aside left behind holds no lock: only `path` does)
   if (!same) await link(aside, path).catch(() => {});
   await unlink(aside).catch(() => {});
 }
@@ -186,6 +190,8 @@ function held(path: string, me: LockHolder, checkMs: number): FileLock {
     async release() {
       clearInterval(timer);
       holdingHere(me.owner, false);
+      // (unreadable: left as it is; like a file whose unlink fails below, it has no beat any more, and
+      // the next taker finds it stale and moves it aside)
       const found = await readLock(path).catch(() => 'absent' as const);
       if (found !== 'absent' && found.holder?.owner === me.owner) {
         // (a lock file left behind has no beat any more: the next taker finds it stale and moves it aside)

@@ -117,7 +117,7 @@ export function parseHolder(text: string): LockHolder | undefined {
   try {
     return holderOf(JSON.parse(text));
   } catch {
-    return undefined;
+    return undefined; // (not JSON: not a holder record)
   }
 }
 
@@ -161,7 +161,7 @@ function readText(path: string): string | undefined {
   try {
     return readFileSync(path, 'utf8').trim() || undefined;
   } catch {
-    return undefined;
+    return undefined; // (no such file (no /proc, a PID gone): the field stays empty)
   }
 }
 
@@ -169,6 +169,6 @@ function readLink(path: string): string | undefined {
   try {
     return readlinkSync(path);
   } catch {
-    return undefined;
+    return undefined; // (no such link (no /proc): the field stays empty)
   }
 }

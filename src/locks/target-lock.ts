@@ -29,7 +29,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { keysOf, lockHolderKey, lockWaitersKey } from '../redis/keys.js';
 import type { RedisClient } from '../redis/connection.js';
-import { lockFile, lockHolder } from './file-lock.js';
+import { causeMessage } from '../errors.js';
+import { lockFile, lockHolder, STALE_MS } from './file-lock.js';
 import { describeHolder, holderGone, holdingHere, newHolder, parseHolder, type LockHolder } from './lock-holder.js';
 
 // KEYS: lock, waiters, holder; ARGV: this taking's id (the lock's value), ttl ms, waiters' ttl ms (0: do
@@ -167,9 +168,19 @@ export async function lockChatbots(
     const why = refused.get(name) ?? {};
     refused.set(name, why);
     if (!opts.allOrNone) continue;
-    await releaseAll(held.splice(0));
-    // a lock that could not even be asked for (Redis refused): the caller's error, as with one lock
+    const unreleased = await releaseAll(held.splice(0)).then(
+      () => undefined,
+      (err: unknown) => ({ err }),
+    );
+    // a lock that could not even be asked for (Redis refused): the caller's error, as with one lock;
+    // a release refused too is thrown with it, or alone
+    if ('error' in why && unreleased)
+      throw new AggregateError(
+        [why.error, unreleased.err],
+        `the lock of ${name} not taken, and a lock taken not released`,
+      );
     if ('error' in why) throw why.error;
+    if (unreleased) throw unreleased.err;
     break;
   }
   return { held, refused };
@@ -180,9 +191,14 @@ export function lockOrder(names: Iterable<string>): string[] {
   return [...new Set(names)].sort();
 }
 
-/** Release each lock; one that fails is left to expire (its renewal has stopped), the others are still released. */
-export async function releaseAll(locks: readonly TargetLock[], onError?: (err: unknown) => void): Promise<void> {
-  for (const lock of locks) await lock.release().catch((err: unknown) => onError?.(err));
+/**
+ * Release each lock; one that fails is left to expire (its renewal has stopped), the others are
+ * still released, and the first failure is thrown once they are.
+ */
+export async function releaseAll(locks: readonly TargetLock[]): Promise<void> {
+  let failed: { err: unknown } | undefined;
+  for (const lock of locks) await lock.release().catch((err: unknown) => void (failed ??= { err }));
+  if (failed) throw failed.err;
 }
 
 export function targetLockKey(prefix: string, target: string): string {
@@ -485,6 +501,11 @@ export interface ForegroundLockOptions {
   signal?: AbortSignal;
   /** called once, when another run holds the lock and the wait begins: who holds it, when its record says */
   onWait?: (holder: LockHolder | undefined) => void;
+  /**
+   * the lock's release failed (Redis gone meanwhile): `notice` says which lock, why, and when it frees
+   * itself. The release then resolves: the run's own outcome is what its caller reports.
+   */
+  onUnreleased: (notice: string, err: unknown) => void;
 }
 
 /**
@@ -493,6 +514,29 @@ export interface ForegroundLockOptions {
  * undefined when it is still held after `waitMs`.
  */
 export async function acquireForegroundLock(opts: ForegroundLockOptions): Promise<TargetLock | undefined> {
+  const lock = await takeForegroundLock(opts);
+  return (
+    lock && {
+      lost: lock.lost,
+      release: () =>
+        lock.release().catch((err: unknown) => {
+          opts.onUnreleased(unreleasedNotice(opts, err), err);
+        }),
+    }
+  );
+}
+
+/** What a foreground run says of its chatbot's lock not released: which, why, and when it frees itself. */
+function unreleasedNotice(opts: ForegroundLockOptions, err: unknown): string {
+  // (the release stopped the renewal first: a Redis lock expires at its ttl; a lock file left behind,
+  // its heartbeat stopped, is found stale by the next taker)
+  const frees = opts.redis
+    ? `within ${Math.ceil(opts.ttlMs / 1000)} s (worker.lockDurationMs)`
+    : `once its heartbeat has stood still ${STALE_MS / 1000} s`;
+  return `the lock of chatbot ${opts.chatbot} was not released (${causeMessage(err)}): it frees itself ${frees}, and a run of the chatbot waits for it until then`;
+}
+
+async function takeForegroundLock(opts: ForegroundLockOptions): Promise<TargetLock | undefined> {
   const name = chatbotLockName({ chatbot: opts.chatbot }, 'sync');
   const { onWait } = opts;
   const what = `feedsync sync ${opts.chatbot}`;
@@ -517,6 +561,7 @@ export async function acquireForegroundLock(opts: ForegroundLockOptions): Promis
     if (await freeIfHolderGone(opts.redis.connection, key)) continue;
     if (Date.now() >= until) return undefined;
     if (!waiting && onWait) {
+      // (a holder record unread says "another process" while waiting; a Redis gone fails the next take)
       const text = await opts.redis.connection.get(holderKey(key)).catch(() => null);
       onWait(text === null ? undefined : parseHolder(text));
     }
@@ -525,6 +570,6 @@ export async function acquireForegroundLock(opts: ForegroundLockOptions): Promis
       Math.min(500, Math.max(1, until - Date.now())),
       undefined,
       opts.signal ? { signal: opts.signal } : {},
-    ).catch(() => {});
+    ).catch(() => {}); // (rejects only when opts.signal aborts: the next turn's take returns, aborted)
   }
 }

@@ -170,7 +170,7 @@ export function compileMapping(config: MappingConfig, options: CompileOptions = 
         // (its own string: a run keeps every key, and a key cut from the feed's text would keep that text)
         return isEmpty(v) ? undefined : ownString(String(v).trim());
       } catch {
-        return undefined;
+        return undefined; // (a key rule that throws on this record gives no key: mapping the record reports the rule's issue)
       }
     },
   };

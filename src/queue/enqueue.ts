@@ -121,7 +121,8 @@ function watchEvents(
             onEvent(fieldsOf(fields));
           }
       } catch {
-        // (the sleep rejects only when stopped, which ends the loop)
+        // a read that fails (Redis away or refusing) is tried again: the reads of the job's state say
+        // what Redis answered (above). (The sleep rejects only when stopped, which ends the loop.)
         await sleep(POLL_MS, undefined, { signal: stopping.signal }).catch(() => undefined);
       }
     }
@@ -149,7 +150,7 @@ function parsed(data: string | undefined): unknown {
   try {
     return JSON.parse(data) as unknown;
   } catch {
-    return data;
+    return data; // (not JSON: the text as it is, as said above)
   }
 }
 

@@ -196,6 +196,6 @@ function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    return undefined;
+    return undefined; // (not JSON: another version's record, skipped as one of another shape is)
   }
 }

@@ -86,8 +86,8 @@ async function runGroup(
     }
     return lanes.map((l) => done[runnable.indexOf(l)] ?? failed(l, locks.refused.get(l.chatbot) ?? 'not run'));
   } finally {
-    // (a release that fails leaves its lock to expire by its ttl: the next run waits that long, no more)
-    for (const lock of locks.held) await lock.release().catch(() => {});
+    // (one that fails is said by onUnreleased, and resolves: the lanes' reports are what the run reports)
+    for (const lock of locks.held) await lock.release();
   }
 }
 
@@ -120,6 +120,7 @@ async function lockGroup(
           { chatbot },
           chatbotWaitNotice(chatbot, holder, minutes, 'this feed fails with nothing written'),
         ),
+      onUnreleased: (notice, err) => deps.logger.warn({ err, chatbot }, notice),
     });
   });
   const why = (chatbot: string, r: { error?: unknown }) =>

@@ -211,10 +211,11 @@ function read(file: StoreFile, ns: string, key: string): string | undefined {
 /**
  * Sets, then deletes, of one namespace (within a write). A set of the value the slot holds already is
  * not made: LMDB copies every page a write touches, value unchanged or not, and keeps the copies in
- * memory until the transaction commits. A first sync's commit sets again the fingerprints and
- * unlisted fields its acknowledged writes recorded as they landed (settle/acked.ts): at 100k
- * listings its last half second raised the run's RSS by about 65 MB, and the run peaked there (a
- * get reads the file in place: its pages are mapped, not copied).
+ * memory until the transaction commits. A lane's commit may set again what its acknowledged writes
+ * recorded as they landed (settle/acked.ts: when a record failed, or records found in step share
+ * its namespaces; else lane-commit.ts leaves them out); a first sync of 100k that set them all again
+ * raised the run's RSS by about 65 MB in its last half second, and peaked there (a get reads the
+ * file in place: its pages are mapped, not copied).
  */
 function applyChange(file: StoreFile, change: StateChange): void {
   for (const [slot, value] of slotWrites(change)) {

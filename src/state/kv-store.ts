@@ -64,9 +64,3 @@ export function* refuseLongKeys<T extends readonly [string, string]>(ns: string,
     yield entry;
   }
 }
-
-/** (with the u flag a surrogate pair is one code point: this finds only a lone one) */
-const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
-
-/** Text UTF-8 can carry as it is: no lone surrogate (String.prototype.isWellFormed, ES2024). */
-export const isWellFormed = (text: string): boolean => !LONE_SURROGATE.test(text);

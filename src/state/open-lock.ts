@@ -51,6 +51,7 @@ export async function holdOpen(
   let entry = openHere.get(key);
   if (!entry) {
     const made = { lock: take(path, waitMs, onWait), users: 0 };
+    // (a lock not taken is forgotten, so the next open tries again; its error is thrown below to each user that awaits it)
     made.lock.catch(() => openHere.get(key) === made && openHere.delete(key));
     openHere.set(key, made);
     entry = made;

@@ -1,6 +1,6 @@
 import type { RedisClient } from '../redis/client.js';
 import { keysOf } from '../redis/keys.js';
-import { isWellFormed, refuseLongKey, refuseLongKeys, type KvStore, type StateChange } from './kv-store.js';
+import { refuseLongKey, refuseLongKeys, type KvStore, type StateChange } from './kv-store.js';
 
 const CHUNK = 1000;
 
@@ -37,7 +37,7 @@ function* inChunks<T>(items: Iterable<T>, size: number): Generator<T[]> {
  */
 const ESCAPED = '\u0000"';
 const fieldOf = (key: string): string =>
-  isWellFormed(key) && !key.startsWith(ESCAPED) ? key : `\u0000${JSON.stringify(key)}`;
+  key.isWellFormed() && !key.startsWith(ESCAPED) ? key : `\u0000${JSON.stringify(key)}`;
 function keyOf(field: string): string {
   if (!field.startsWith(ESCAPED)) return field;
   try {

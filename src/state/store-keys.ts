@@ -9,7 +9,6 @@
 // under `<ns>\0H<sha-256 of its JSON>`, its value then the JSON [key, value]. Keys come from feeds:
 // any string is a key like any other, and no two keys share a slot.
 import { createHash } from 'node:crypto';
-import { isWellFormed } from './kv-store.js';
 
 /** Bytes of a slot (namespace, separator, tag and key) kept as they are; well below LMDB's 1,978. */
 const MAX_SLOT_BYTES = 1500;
@@ -18,7 +17,7 @@ const HASHED = 'H';
 
 /** The first key of a namespace's range and the first one past it. */
 export function rangeOf(ns: string): { start: string; end: string } {
-  if (ns.includes('\0') || !isWellFormed(ns))
+  if (ns.includes('\0') || !ns.isWellFormed())
     throw new Error(`a state namespace must be well-formed text without NUL: ${JSON.stringify(ns)}`);
   return { start: `${ns}\0`, end: `${ns}\x01` };
 }
@@ -27,7 +26,7 @@ export function rangeOf(ns: string): { start: string; end: string } {
 export function slotOf(start: string, key: string): string {
   const plain = start + PLAIN + key;
   // (a UTF-16 code unit is at most 3 bytes of UTF-8: a short slot, as nearly every one is, is not measured)
-  if (isWellFormed(key) && (3 * plain.length <= MAX_SLOT_BYTES || Buffer.byteLength(plain) <= MAX_SLOT_BYTES))
+  if (key.isWellFormed() && (3 * plain.length <= MAX_SLOT_BYTES || Buffer.byteLength(plain) <= MAX_SLOT_BYTES))
     return plain;
   return start + HASHED + createHash('sha256').update(JSON.stringify(key)).digest('base64url');
 }

@@ -86,7 +86,7 @@ function recorded(path: string): string | undefined {
   try {
     return readFileSync(checkedRecordOf(path), 'utf8');
   } catch {
-    return undefined;
+    return undefined; // (none recorded: the file is walked)
   }
 }
 

@@ -196,7 +196,7 @@ function markTime(mark: string | undefined): string | undefined {
     const ts: unknown = (JSON.parse(mark) as { ts?: unknown }).ts;
     return typeof ts === 'string' ? ts : undefined;
   } catch {
-    return undefined;
+    return undefined; // (not JSON: no time to read)
   }
 }
 

@@ -14,6 +14,7 @@ import {
   windowShape,
   type BudgetBackend,
 } from '../../src/budget/index.js';
+import { silentLogger } from '../../src/log.js';
 import { AbortedError, BudgetExhaustedError } from '../../src/errors.js';
 import { busiestWindow } from '../queue/deploy.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
@@ -34,7 +35,7 @@ describe.each([
   ['redis', () => redisBackend(redis, prefix)],
 ] as Array<[string, () => BudgetBackend]>)('budget on %s', (_name, backend) => {
   it("lets a window's requests through, then makes the next wait; an abort ends the wait", async () => {
-    const b = createBudget(backend(), credentialKey('t', String(Math.random())), { perSecond: 2 }, opts);
+    const b = createBudget(backend(), credentialKey('t', String(Math.random())), { perSecond: 2 }, opts, silentLogger);
     (await b.acquire()).release();
     (await b.acquire()).release();
     const controller = new AbortController();
@@ -55,6 +56,7 @@ describe.each([
       credentialKey('t', String(Math.random())),
       { perDay: 1 },
       { label: 'feed source x', maxWaitMs: 1000 },
+      silentLogger,
     );
     (await b.acquire()).release();
     const err = await b.acquire().catch((e: unknown) => e);
@@ -72,6 +74,7 @@ describe.each([
       credentialKey('t', String(Math.random())),
       { perMinute: 100 },
       { ...opts, maxWaitMs: 1000 },
+      silentLogger,
     );
     for (let i = 0; i < 3; i++) (await b.acquire()).release();
     await b.learnLimit('perMinute', 3);
@@ -79,7 +82,7 @@ describe.each([
   });
 
   it('a per-second limit holds over any sliding second, not only per calendar window', async () => {
-    const b = createBudget(backend(), credentialKey('t', String(Math.random())), { perSecond: 3 }, opts);
+    const b = createBudget(backend(), credentialKey('t', String(Math.random())), { perSecond: 3 }, opts, silentLogger);
     const times: number[] = [];
     for (let i = 0; i < 7; i++) {
       (await b.acquire()).release();
@@ -116,7 +119,7 @@ describe.each([
   });
 
   it('no limit at all never waits', async () => {
-    const b = createBudget(backend(), credentialKey('t', String(Math.random())), {}, opts);
+    const b = createBudget(backend(), credentialKey('t', String(Math.random())), {}, opts, silentLogger);
     for (let i = 0; i < 200; i++) (await b.acquire()).release();
   });
 });
@@ -124,8 +127,8 @@ describe.each([
 describe('budget shared through Redis by two processes', () => {
   it('holds calls in flight to the limit over both, and frees a slot when a call ends', async () => {
     const key = credentialKey('t', String(Math.random()));
-    const a = createBudget(redisBackend(redis, prefix), key, { concurrency: 2 }, opts);
-    const b = createBudget(redisBackend(redis, prefix), key, { concurrency: 2 }, opts);
+    const a = createBudget(redisBackend(redis, prefix), key, { concurrency: 2 }, opts, silentLogger);
+    const b = createBudget(redisBackend(redis, prefix), key, { concurrency: 2 }, opts, silentLogger);
     const p1 = await a.acquire();
     const p2 = await b.acquire();
     let third = false;
@@ -148,15 +151,15 @@ describe('budget shared through Redis by two processes', () => {
     ).toEqual({
       ok: true,
     });
-    const b = createBudget(back, key, { concurrency: 1 }, opts);
+    const b = createBudget(back, key, { concurrency: 1 }, opts, silentLogger);
     const permit = await b.acquire(AbortSignal.timeout(5000));
     permit.release();
   });
 
   it('a pause set by one is waited out by the other', async () => {
     const key = credentialKey('t', String(Math.random()));
-    const a = createBudget(redisBackend(redis, prefix), key, { perSecond: 100 }, opts);
-    const b = createBudget(redisBackend(redis, prefix), key, { perSecond: 100 }, opts);
+    const a = createBudget(redisBackend(redis, prefix), key, { perSecond: 100 }, opts, silentLogger);
+    const b = createBudget(redisBackend(redis, prefix), key, { perSecond: 100 }, opts, silentLogger);
     const until = Date.now() + 400;
     await a.pauseUntil(until, 'HTTP 429');
     (await b.acquire()).release();
@@ -170,7 +173,7 @@ describe('budget shared through Redis by two processes', () => {
 
   it('the keys name a hash of the credential, never the secret', async () => {
     const secret = 'super-secret-token-123';
-    const b = createBudgets(redisBackend(redis, prefix)).budget(
+    const b = createBudgets(redisBackend(redis, prefix), silentLogger).budget(
       credentialKey('feed', 'https://mls.example', secret),
       { perSecond: 5, concurrency: 1 },
       opts,

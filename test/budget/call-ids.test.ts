@@ -2,6 +2,7 @@
 // on Redis across processes: no two calls of any budgets may share one, as no two random UUIDs do.
 import { describe, expect, it } from 'vitest';
 import { callIds, createBudget, credentialKey, memoryBackend, type BudgetBackend } from '../../src/budget/index.js';
+import { silentLogger } from '../../src/log.js';
 
 describe('call ids', () => {
   it('are distinct across calls and across budgets (each its own UUID, then a count)', () => {
@@ -32,7 +33,7 @@ describe('call ids', () => {
     };
     const key = credentialKey('t', 'call-ids');
     const opts = { label: 'test budget', maxWaitMs: 60_000 };
-    const budgets = [0, 1].map(() => createBudget(spy, key, { concurrency: 4, perSecond: 10_000 }, opts));
+    const budgets = [0, 1].map(() => createBudget(spy, key, { concurrency: 4, perSecond: 10_000 }, opts, silentLogger));
     for (let i = 0; i < 50; i++) for (const b of budgets) (await b.acquire()).release();
     expect(new Set(taken).size).toBe(100);
     expect(settled).toEqual(taken);

@@ -11,6 +11,7 @@ import '../setup/needs-redis.js';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBudget, credentialKey, memoryBackend, redisBackend, type Budget } from '../../src/budget/index.js';
+import { silentLogger } from '../../src/log.js';
 import { startFakeMls, type FakeMls } from '../helpers/fake-mls.js';
 import { busiestWindow } from '../queue/deploy.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
@@ -59,7 +60,7 @@ describe('sliding windows against a server counting requests per window', () => 
     const token = `token-${Math.random()}`;
     const key = credentialKey('mls', token);
     const budgets = Array.from({ length: processes }, () =>
-      createBudget(backend(), key, { perSecond: PER_SECOND }, opts),
+      createBudget(backend(), key, { perSecond: PER_SECOND }, opts, silentLogger),
     );
     await calls(budgets, token);
     const mine = mls.log.filter((r) => r.token === token);

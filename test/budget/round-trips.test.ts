@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiBudget } from '../../src/api/rate-limiter.js';
 import { createBudgets, credentialKey, redisBackend } from '../../src/budget/index.js';
+import { silentLogger } from '../../src/log.js';
 import { startTestEmulator, type TestEmulator } from '../helpers/emulator.js';
 import { dropPrefix, testRedis, uniquePrefix } from '../queue/helpers.js';
 
@@ -50,7 +51,7 @@ async function perCall(call: () => Promise<unknown>): Promise<number> {
 
 describe('Redis round trips of a budgeted call', () => {
   it('a Chatbot Service call (rate and calls in flight shared) asks Redis at most twice: take, then release', async () => {
-    const budget = apiBudget(createBudgets(redisBackend(redis, prefix)), {
+    const budget = apiBudget(createBudgets(redisBackend(redis, prefix), silentLogger), {
       baseUrl: emu.url,
       secretKey: 'k-round-trips',
       ratePerSecond: 10_000,
@@ -63,7 +64,7 @@ describe('Redis round trips of a budgeted call', () => {
   });
 
   it('an MLS source request (per second, minute, hour and day) asks once per fixed window more', async () => {
-    const b = createBudgets(redisBackend(redis, prefix)).budget(
+    const b = createBudgets(redisBackend(redis, prefix), silentLogger).budget(
       credentialKey('feed', 'https://mls.example', 'round-trips'),
       { perSecond: 10_000, perMinute: 100_000, perHour: 1_000_000, perDay: 10_000_000 },
       { label: 'feed source', maxWaitMs: 1000 },
@@ -74,7 +75,7 @@ describe('Redis round trips of a budgeted call', () => {
   });
 
   it("sends a script's text only when Redis does not know it (NOSCRIPT: a restart, a flush, another node)", async () => {
-    const b = createBudgets(redisBackend(redis, prefix)).budget(
+    const b = createBudgets(redisBackend(redis, prefix), silentLogger).budget(
       credentialKey('api', 'https://scripts.example', 'round-trips'),
       { perSecond: 10_000, concurrency: 4 },
       { label: 'scripts', maxWaitMs: 1000 },

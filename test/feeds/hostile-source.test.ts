@@ -155,7 +155,7 @@ describe('feed transport: redirects keep credentials in their origin', () => {
 
   it("asks the credential's request budget before every request, redirects included", async () => {
     const s = await hostile((req, res) => (req.url === '/a' ? redirect(res, 302, '/b') : void res.end(CSV)));
-    const inner = createBudgets(memoryBackend());
+    const inner = createBudgets(memoryBackend(), silentLogger);
     const asked: string[] = [];
     const budgets: Budgets = {
       shared: false,

@@ -3,6 +3,7 @@
 // the configured limits; Retry-After from the source pauses the credential.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createBudgets, credentialKey, memoryBackend } from '../../src/budget/index.js';
+import { silentLogger } from '../../src/log.js';
 import { resetTime, requestBudget, sourceBudget } from '../../src/feeds/source/source-budget.js';
 import { FeedSource } from '../../src/feeds/index.js';
 import { FeedReadError } from '../../src/errors.js';
@@ -68,7 +69,7 @@ describe('feed source budget in a sync', () => {
 
 describe('feed request budget hook', () => {
   it('a 429 with Retry-After pauses the credential for every reader of it', async () => {
-    const budgets = createBudgets(memoryBackend());
+    const budgets = createBudgets(memoryBackend(), silentLogger);
     const b = budgets.budget(credentialKey('feed', 'x'), {}, { label: 'feed source x', maxWaitMs: 70_000 });
     const hook = requestBudget(b);
     await hook.onResponse(429, new Headers({ 'retry-after': '1' }));
@@ -78,7 +79,7 @@ describe('feed request budget hook', () => {
   });
 
   it('a pause longer than a read can wait is a retryable FeedReadError with retryAt', async () => {
-    const b = createBudgets(memoryBackend()).budget(
+    const b = createBudgets(memoryBackend(), silentLogger).budget(
       credentialKey('feed', 'y'),
       {},
       { label: 'feed source y', maxWaitMs: 1000 },
@@ -109,7 +110,7 @@ describe('feed request budget hook', () => {
 
 describe("a push job's share of the source budget (feeds[].push.sourceShare)", () => {
   it("a push job takes at most its share of the credential's windows, a budget of its own; pulls on the credential keep the rest", async () => {
-    const budgets = createBudgets(memoryBackend());
+    const budgets = createBudgets(memoryBackend(), silentLogger);
     const source = FeedSource.parse({
       kind: 'csv',
       url: 'https://mls.test/feed.csv',

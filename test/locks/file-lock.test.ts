@@ -123,7 +123,14 @@ describe('the Redis lock of a foreground run', () => {
   });
   const key = targetLockKey(prefix, chatbotLockName({ chatbot: 'SN-H' }, 'sync'));
   /** a foreground run's lock of SN-H in this Redis, waiting `waitMs` */
-  const foreground = (waitMs: number, more: Partial<Parameters<typeof acquireForegroundLock>[0]> = {}) =>
+  type Options = Parameters<typeof acquireForegroundLock>[0];
+  const foreground = (
+    waitMs: number,
+    more: Partial<Omit<Options, 'onUnreleased'>> = {},
+    onUnreleased: Options['onUnreleased'] = (notice) => {
+      throw new Error(`not expected: ${notice}`);
+    },
+  ) =>
     acquireForegroundLock({
       chatbot: 'SN-H',
       redis: { connection: redis, prefix },
@@ -131,6 +138,7 @@ describe('the Redis lock of a foreground run', () => {
       waitMs,
       ttlMs: 8000,
       ...more,
+      onUnreleased,
     });
 
   it('a lock whose holder record names a gone process is taken at once; a live holder keeps it', async () => {
@@ -170,6 +178,38 @@ describe('the Redis lock of a foreground run', () => {
     expect(await foreground(1200, { onWait: (holder) => said.push(holder) })).toBeUndefined();
     expect(said).toEqual([expect.objectContaining({ what: 'job-1', pid: child.pid })]);
     await job.release();
+  });
+
+  it('a release Redis refuses is said (the chatbot, why, when the lock frees itself) and resolves; the lock is left to its ttl', async () => {
+    // the same connection but for the release's script, which a connection lost meanwhile refuses
+    const refusing = new Proxy(redis, {
+      get: (target, name) => {
+        const v: unknown = Reflect.get(target, name);
+        if (typeof v !== 'function') return v;
+        return (...args: unknown[]) =>
+          name === 'eval' && String(args[0]).includes('local freed')
+            ? Promise.reject(new Error('Connection is closed.'))
+            : (v as (...a: unknown[]) => unknown).apply(target, args);
+      },
+    });
+    const said: Array<{ notice: string; err: unknown }> = [];
+    const lock = await foreground(0, { redis: { connection: refusing, prefix }, ttlMs: 1500 }, (notice, err) =>
+      said.push({ notice, err }),
+    );
+    expect(lock).toBeDefined();
+    await expect(lock!.release()).resolves.toBeUndefined();
+    expect(said).toEqual([
+      {
+        notice:
+          'the lock of chatbot SN-H was not released (Connection is closed.): it frees itself within 2 s (worker.lockDurationMs), and a run of the chatbot waits for it until then',
+        err: expect.objectContaining({ message: 'Connection is closed.' }),
+      },
+    ]);
+    // nothing else: the lock stays until its ttl (its renewal stopped), then a run takes it
+    expect(await redis.exists(key)).toBe(1);
+    const next = await foreground(5000);
+    expect(next).toBeDefined();
+    await next!.release();
   });
 
   it("a holder under another boot id or in another PID namespace is left to the lock's expiry, even naming this PID", async () => {

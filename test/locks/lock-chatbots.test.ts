@@ -5,14 +5,20 @@ import { describe, expect, it } from 'vitest';
 import { lockChatbots, type TargetLock } from '../../src/locks/target-lock.js';
 import { holderGone, holdingHere, newHolder } from '../../src/locks/lock-holder.js';
 
-function fakeLocks(busy: ReadonlySet<string>, failing?: string) {
+function fakeLocks(busy: ReadonlySet<string>, failing?: string, unreleasable?: string) {
   const taken: string[] = [];
   const released: string[] = [];
   const take = async (chatbot: string): Promise<TargetLock | undefined> => {
     if (chatbot === failing) throw new Error('Redis refused');
     if (busy.has(chatbot)) return undefined;
     taken.push(chatbot);
-    return { lost: new AbortController().signal, release: async () => void released.push(chatbot) };
+    return {
+      lost: new AbortController().signal,
+      release: async () => {
+        if (chatbot === unreleasable) throw new Error(`release of ${chatbot} refused`);
+        released.push(chatbot);
+      },
+    };
   };
   return { take, taken, released };
 }
@@ -39,6 +45,22 @@ describe('lockChatbots', () => {
     const f = fakeLocks(new Set(), 'SN-B');
     await expect(lockChatbots(['SN-A', 'SN-B', 'SN-C'], f.take, { allOrNone: true })).rejects.toThrow('Redis refused');
     expect(f.released).toEqual(['SN-A']);
+  });
+
+  it('all or none: a release refused is thrown once the other locks are released, with an error taking one if any', async () => {
+    const f = fakeLocks(new Set(['SN-C']), undefined, 'SN-A');
+    await expect(lockChatbots(['SN-A', 'SN-B', 'SN-C'], f.take, { allOrNone: true })).rejects.toThrow(
+      'release of SN-A refused',
+    );
+    expect(f.released).toEqual(['SN-B']);
+    const g = fakeLocks(new Set(), 'SN-C', 'SN-A');
+    const both = await lockChatbots(['SN-A', 'SN-B', 'SN-C'], g.take, { allOrNone: true }).catch((e: unknown) => e);
+    expect(both).toBeInstanceOf(AggregateError);
+    expect((both as AggregateError).errors.map((e: Error) => e.message)).toEqual([
+      'Redis refused',
+      'release of SN-A refused',
+    ]);
+    expect(g.released).toEqual(['SN-B']);
   });
 
   it('else a busy chatbot is skipped and the others are still taken (a foreground run goes on without it)', async () => {

@@ -41,6 +41,9 @@ feeds:
       lockDir: d.dir,
       waitMs: 0,
       ttlMs: 2000,
+      onUnreleased: (notice) => {
+        throw new Error(notice);
+      },
     });
     if (!held) throw new Error('the test could not take the lock of SN-R2');
     let released = false;

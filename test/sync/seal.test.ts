@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileIdentity, unchangedSince } from '../../src/feeds/source/file-identity.js';
 import { RemoteIndex } from '../../src/sync/remote/remote-index.js';
-import { listDigest, readSeal, sealBefore, sealDiffers, sealText } from '../../src/sync/settle/seal.js';
+import { listDigest, readSeal, sealBefore, sealDiffers, sealText, stateDigest } from '../../src/sync/settle/seal.js';
 
 const h = (n: number) => new Uint8Array(20).fill(n);
 
@@ -117,23 +117,72 @@ describe('a stored seal', () => {
     ...sealBefore({ code: 'c', feed: 'f', seed: 's', file: { size: 10, sha256: 'x' } }),
     list: 'l',
     listings: 3,
+    state: 'd',
   };
 
   it('reads back as written; another shape, or no JSON, seals nothing', () => {
     expect(readSeal(sealText(seal))).toEqual(seal);
     expect(readSeal(undefined)).toBeUndefined();
     expect(readSeal('{')).toBeUndefined();
-    expect(readSeal(JSON.stringify({ ...seal, v: 2 }))).toBeUndefined();
+    expect(readSeal(JSON.stringify({ ...seal, v: 1 }))).toBeUndefined();
+    // (a seal of before the stored state's digest: it vouches for no state)
+    const { state: _s, ...older } = seal;
+    expect(readSeal(JSON.stringify({ ...older, v: 1 }))).toBeUndefined();
     expect(readSeal(JSON.stringify({ ...seal, listings: -1 }))).toBeUndefined();
   });
 
   it('names the part that differs, the list only once it is known', () => {
-    const { list: _l, listings: _n, ...before } = seal;
+    const { list: _l, listings: _n, state: _d, ...before } = seal;
     expect(sealDiffers(seal, before)).toBeUndefined();
     expect(sealDiffers(seal, { ...before, file: { size: 10, sha256: 'y' } })).toBe('file');
     expect(sealDiffers(seal, { ...before, seed: 't' })).toBe('mapping');
     expect(sealDiffers(seal, { ...before, list: 'm', listings: 3 })).toBe("chatbot's listings");
     expect(sealDiffers(seal, { ...before, list: 'l', listings: 4 })).toBe('listing count');
+    expect(sealDiffers(seal, { ...before, list: 'l', listings: 3, state: 'e' })).toBe('stored state');
+  });
+
+  it('digests the stored state: each entry of the fingerprints and of the stamps, in whatever order a store gives them', () => {
+    const fps = new Map([
+      ['A', 'fa'],
+      ['B', 'fb'],
+    ]);
+    const stamps = new Map([
+      ['A', 'sa'],
+      ['B', 'sb'],
+    ]);
+    const d = stateDigest(fps, stamps);
+    expect(stateDigest(new Map([...fps].reverse()), new Map([...stamps].reverse()))).toBe(d);
+    const others = [
+      // a value changed, two keys' values swapped, the namespaces swapped
+      stateDigest(new Map([...fps, ['B', 'fc']]), stamps),
+      stateDigest(
+        new Map([
+          ['A', 'fb'],
+          ['B', 'fa'],
+        ]),
+        stamps,
+      ),
+      stateDigest(stamps, fps),
+      // an entry gone, one more, a key renamed
+      stateDigest(new Map([['A', 'fa']]), stamps),
+      stateDigest(new Map([...fps, ['C', 'fc']]), stamps),
+      stateDigest(
+        new Map([
+          ['A', 'fa'],
+          ['C', 'fb'],
+        ]),
+        stamps,
+      ),
+      // where the key ends and the value begins
+      stateDigest(
+        new Map([
+          ['Af', 'a'],
+          ['B', 'fb'],
+        ]),
+        stamps,
+      ),
+    ];
+    expect(new Set([d, ...others]).size).toBe(others.length + 1);
   });
 });
 

@@ -9,6 +9,7 @@
 import '../setup/needs-redis.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBudgets, redisBackend } from '../../src/budget/index.js';
+import { silentLogger } from '../../src/log.js';
 import { FeedConfig } from '../../src/config/schema.js';
 import type { TestEmulator } from '../helpers/emulator.js';
 import { startResoServer } from '../helpers/reso-server.js';
@@ -76,7 +77,7 @@ describe("the source's shared request budget", () => {
     const expected = { poll: 1, reconcile: Math.ceil(N / PAGE) + 1 + 1 + 1, push: 1 + 1 };
     const total = expected.poll + expected.reconcile + expected.push;
     const token = `shared-${prefix}`;
-    const budgets = createBudgets(redisBackend(redis, prefix));
+    const budgets = createBudgets(redisBackend(redis, prefix), silentLogger);
     const a = feedOf('a', 'SN-A', token, { perDay: total });
     const b = feedOf('b', 'SN-B', token, { perDay: total });
     const received = server.received;

@@ -224,6 +224,6 @@ function safeJson(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    return undefined;
+    return undefined; // (not JSON: tokenOf says the answer has no access_token)
   }
 }

@@ -136,7 +136,7 @@ function parseKept(text: string): Kept | undefined {
     const r = Kept.safeParse(JSON.parse(text));
     return r.success ? r.data : undefined;
   } catch {
-    return undefined;
+    return undefined; // (not JSON: as none kept; the open houses are pulled again)
   }
 }
 

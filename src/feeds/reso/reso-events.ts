@@ -74,7 +74,7 @@ function storedEvents(mark: string | undefined): {
   try {
     held = mark === undefined ? undefined : JSON.parse(mark);
   } catch {
-    return {};
+    return {}; // (not JSON: the feed's mark's fault, said by readMark as the doc says)
   }
   if (!held || typeof held !== 'object') return {};
   const { seq, events } = held as { seq?: unknown; events?: unknown };

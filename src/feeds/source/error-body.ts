@@ -86,7 +86,7 @@ function odataMessage(text: string): string | undefined {
   try {
     json = JSON.parse(text);
   } catch {
-    return undefined;
+    return undefined; // (not JSON: the body is shown as text)
   }
   if (json === null || typeof json !== 'object') return undefined;
   const o = json as Record<string, unknown>;

@@ -15,6 +15,7 @@ import {
   type Permit,
 } from '../../budget/index.js';
 import { BudgetExhaustedError, FeedReadError } from '../../errors.js';
+import { silentLogger } from '../../log.js';
 import type { FeedSource } from '../config-schema.js';
 import type { RequestBudget } from './http.js';
 import type { FeedContext } from '../types.js';
@@ -22,8 +23,11 @@ import type { FeedContext } from '../types.js';
 /** Waits up to this long for a window to refill (a minute window always); longer stops the read. */
 const SOURCE_MAX_WAIT_MS = 70_000;
 
-/** Budgets of this process, for a reader given none (a test, a preview): limits still hold here. */
-const processBudgets = createBudgets(memoryBackend());
+/**
+ * Budgets of this process, for a reader given none (a test, a preview): limits still hold here.
+ * (Silent: what a budget says is a Redis ask that failed, and the memory backend's cannot.)
+ */
+const processBudgets = createBudgets(memoryBackend(), silentLogger);
 
 const AUTH_HEADERS = /^(authorization|x-api-key|api-key|x-auth-token|cookie)$/i;
 

@@ -98,6 +98,6 @@ function sameOrigin(req: Request): boolean {
   try {
     return new URL(from).host === req.get('host');
   } catch {
-    return false;
+    return false; // (an Origin that is not a URL names no host of ours)
   }
 }

@@ -493,7 +493,7 @@ function checkedBody(bytes: Uint8Array | undefined): unknown {
   try {
     return deserialize(body);
   } catch {
-    return undefined;
+    return undefined; // (a file that does not decode is as none: the pages are asked for)
   }
 }
 

@@ -179,7 +179,7 @@ function startSlot(
   try {
     worker = startWorker(entry);
   } catch {
-    return undefined;
+    return undefined; // (no worker can start here: the caller decodes every page, as start() says)
   }
   const slot: Slot = { worker, ready: false, ending: false, pending: new Map() };
   worker.on('message', (reply: PageReply) => on.reply(slot, reply));

@@ -257,7 +257,9 @@ export function summaryLine(r: Omit<SyncReport, 'summary'>, attempt?: { made: nu
   const dup = c.duplicatesRemoved ? `, ${c.duplicatesRemoved} duplicates removed` : '';
   const headline = outcomeHeadline(r.outcome, r.feed, r.chatbot);
   const why = r.outcome === 'partial' ? ` (${partialWhy(r)})` : '';
-  return `${headline}${why}: ${c.created} created, ${c.updated} updated, ${c.deleted} deleted${dup}, ${c.failed} failed${photos} ${tail}`;
+  // (a run its seal stood for says so where `runs` and the alerts show it: its counts were not read from the feed)
+  const sealed = c.unchangedBySeal ? `; feed not read (sealed: as the last run left it)` : '';
+  return `${headline}${why}: ${c.created} created, ${c.updated} updated, ${c.deleted} deleted${dup}, ${c.failed} failed${photos}${sealed} ${tail}`;
 }
 
 /**

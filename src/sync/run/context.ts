@@ -152,8 +152,12 @@ export interface LaneWriteParts {
 /** A lane whose chatbot was paged: it reads, plans and writes. */
 export interface LiveLane extends ReadingLane {
   planner: LaneJobs;
-  /** once every write the API acknowledged is in the store (settle/acked.ts), before the lane's commit (WriteSide.commit, which may delete a key of it) */
-  acked(): Promise<void>;
+  /**
+   * once every write the API acknowledged is in the store (settle/acked.ts), before the lane's
+   * commit (WriteSide.commit, which may delete a key of it): how many are (the commit leaves them
+   * out when they are all of its written pairs: LaneCommitInput.ackedStored)
+   */
+  acked(): Promise<number>;
   /** a dry run: what its executor recorded instead of sending (write/record.ts) */
   view?: PlanView;
   remote: RemoteIndex;

@@ -60,8 +60,7 @@ export async function runFeed(
     return;
   }
   const sealOf = seal && { seal, sealed: false };
-  if (sealHolds && (await seal.holds(paged[0]![1].remote.byKey)))
-    return readSealed(ctx, paged[0]!, { seal, sealed: true });
+  if (sealHolds && (await seal.holds(paged[0]![1].remote))) return readSealed(ctx, paged[0]!, { seal, sealed: true });
   if (early) return readAndSettle(ctx, [early.live(paged[0]![1])], early.opened, undefined, early.read, sealOf);
   const media = await mediaStepOf(ctx);
   // (the feed is opened once its lanes are set up: its mark is the oldest of theirs)

@@ -2,17 +2,30 @@
 // whose file, config, code and stored state are as its last run sealed them is not read beside the
 // paging, and, once the chatbot's list is paged as it was too, not read at all (feed-run.ts: every
 // listing counted unchanged by the seal); and what the lane's commit does with it: a run that left
-// every listing of the feed in step with its stamp stores its own, any other run that commits the
-// lane deletes the stored one.
+// every listing of the feed in step with its stamp stores its own once its commit is applied (with
+// the digest of the fingerprints and stamps as committed, read back), any other run that commits the
+// lane deletes the stored one. A seal holds only over a paging that was whole (remote.ts: a list
+// whose VirtualCount moved, or that ended short, is not the list the seal was stored against).
 import { createHash } from 'node:crypto';
 import { fileIdentity, unchangedSince, type FileIdentity, type Look } from '../../feeds/source/file-identity.js';
 import { feedPath } from '../../feeds/source/file-source.js';
 import { mirrorOf } from '../../media/index.js';
-import type { PagingHandle } from '../remote/page-chatbot.js';
 import type { Lane } from '../read/lanes.js';
 import type { LaneCommitInput } from '../settle/lane-commit.js';
-import { listDigest, readSeal, sealBefore, sealDiffers, sealText, type Seal, type SealBefore } from '../settle/seal.js';
-import type { RemoteIndex } from '../remote/remote-index.js';
+import {
+  listDigest,
+  readSeal,
+  sealBefore,
+  sealDiffers,
+  sealText,
+  stateDigest,
+  type Seal,
+  type SealBefore,
+} from '../settle/seal.js';
+import type { ChatbotRemote, PagingHandle } from '../remote/page-chatbot.js';
+import { fingerprintNamespace, stampNamespace } from '../model/state-names.js';
+import { commitChanges, emptyChanges } from '../settle/state.js';
+import type { KvStore } from '../../state/kv-store.js';
 import { codeIdentity } from '../util/code-identity.js';
 import { isEmpty } from '../util/collections.js';
 import type { AfterRead, FeedContext, LiveLane } from './context.js';
@@ -28,10 +41,16 @@ export interface LaneSeal {
   readonly file: string;
   /** the stored seal holds for all a run can look at before its chatbot is paged (then the feed is not read beside the paging) */
   holdsBeforePaging(): Promise<boolean>;
-  /** ... and for the chatbot's list as paged: the feed need not be read */
-  holds(index: RemoteIndex): Promise<boolean>;
+  /** ... and for the chatbot's list as paged (whole) and the stored state: the feed need not be read */
+  holds(remote: ChatbotRemote): Promise<boolean>;
   /** what the commit of a run the seal did not stand for does with it, once the run is settled */
-  toCommit(l: LiveLane, settled: SettledFacts): Promise<LaneCommitInput['seal']>;
+  toCommit(l: LiveLane, settled: SettledFacts): Promise<SealCommit>;
+}
+
+/** What a lane's commit does with its seal: `change` in its apply; `afterCommit`, once it is applied (the seal stored anew). */
+export interface SealCommit {
+  change: LaneCommitInput['seal'];
+  afterCommit?: () => Promise<void>;
 }
 
 /** What the settled run says that a seal rests on. */
@@ -55,9 +74,9 @@ export async function sealChange(
   l: LiveLane,
   seal: SealOfLane | undefined,
   settled: SettledFacts,
-): Promise<LaneCommitInput['seal']> {
-  if (seal) return seal.sealed ? undefined : seal.seal.toCommit(l, settled);
-  return l.own.seal === undefined ? undefined : { delete: true };
+): Promise<SealCommit> {
+  if (seal) return seal.sealed ? { change: undefined } : seal.seal.toCommit(l, settled);
+  return { change: l.own.seal === undefined ? undefined : { delete: true } };
 }
 
 /**
@@ -85,20 +104,9 @@ export function openSeal(l: Lane, ctx: FeedContext, paging: PagingHandle): LaneS
   if (file === undefined) throw new Error(`feed ${feed.name} has no file to seal: sealable() says which may`);
   const path = feedPath(deps, file);
   const hashed = fileIdentity(path, ctx.clock.signal);
-  // the stored state as the run read it: counted before planning lets the stored fingerprints go (lane-setup.ts
-  // attachStored); a state that cannot be read fails the chatbot's paging, which reports it: no seal then
-  const stored = paging.state.then(
-    ({ state, stamps }) => {
-      const own = state.feeds.get(l.id);
-      return {
-        seal: readSeal(own?.seal),
-        alone: state.feeds.size === 1,
-        fingerprints: own?.fingerprints.size ?? 0,
-        stamps: stamps.get(l.id)?.size ?? 0,
-      };
-    },
-    () => undefined,
-  );
+  // (a --full run never asks whether its seal holds: it keeps nothing for the question)
+  const held = storedOf(l, paging, !ctx.opts.full);
+  const { stored } = held;
   const before: Promise<{ now: SealBefore; look: Look } | undefined> = Promise.all([hashed, stored]).then(([h, s]) => {
     if ('problem' in h) {
       logger.debug({ feed: feed.name }, `no seal for the feed's read: ${h.problem}`);
@@ -109,35 +117,132 @@ export function openSeal(l: Lane, ctx: FeedContext, paging: PagingHandle): LaneS
   // (asked only where a seal is stored, and by a lane that settles: a run whose paging fails never asks,
   // and a failure here, the code's identity unreadable, is met again where it is asked)
   before.catch(() => undefined);
-  const differs = async (list?: { list: string; listings: number }): Promise<string | undefined> => {
+  const differs = async (list?: { list: string; listings: number; state: string }): Promise<string | undefined> => {
     const s = await stored;
     if (!s?.seal) return 'none stored';
     // a fingerprint and a stamp stored for each listing sealed, and no other (a state cut short or lost is read again)
-    if (s.fingerprints !== s.seal.listings || s.stamps !== s.seal.listings) return 'stored state';
+    if (s.fingerprints !== s.seal.listings || s.stamps !== s.seal.listings || !s.clockFree) return 'stored state';
     const b = await before;
     if (!b) return 'the file or the chatbot could not be looked at';
     return sealDiffers(s.seal, { ...b.now, ...list });
   };
   return {
     file,
-    holdsBeforePaging: async () => (await differs()) === undefined,
-    async holds(index) {
-      const { keys, rows } = index.keysInOrder();
-      const list = listDigest(keys, (_key, k) => index.hashesFrom(rows[k]!), index.unkeyed);
-      const why = await differs({ list, listings: keys.length });
+    holdsBeforePaging: async () => {
+      const why = await differs();
+      if (why !== undefined) held.release();
+      return why === undefined;
+    },
+    async holds(remote) {
+      const why = await (async () => {
+        // (a paging not whole is not the list the seal was stored against, whatever its pages held: remote.ts)
+        if (!remote.complete) return "the chatbot's list was not paged whole";
+        const index = remote.byKey;
+        const { keys, rows } = index.keysInOrder();
+        const list = listDigest(keys, (_key, k) => index.hashesFrom(rows[k]!), index.unkeyed);
+        const kept = held.release();
+        if (!kept) return 'stored state';
+        const state = stateDigest(kept.fingerprints, kept.stamps);
+        const why = await differs({ list, listings: keys.length, state });
+        // the file as hashed when the run began: one written since (an export landing, a line appended while the
+        // chatbot was paged) is read, as the plain path, reading it after the paging, would read it
+        const b = await before;
+        return why ?? (b && (await unchangedSince(path, b.look)) ? undefined : 'the file changed since it was hashed');
+      })();
       if (why !== undefined) logger.debug({ feed: feed.name }, `the feed's seal does not hold (${why}): it is read`);
       return why === undefined;
     },
     async toCommit(lane, settled) {
+      held.release();
       const s = await stored;
       const b = await before;
       const list = b && ctx.unmappedSeen() === 0 ? listAfter(lane, settled) : undefined;
-      const seal = b && list && (await unchangedSince(path, b.look)) ? { ...b.now, ...list } : undefined;
-      if (!seal) return s?.seal ? { delete: true } : undefined;
-      const text = sealText(seal);
-      return s?.seal && sealText(s.seal) === text ? undefined : { set: text };
+      const seal =
+        b && list && (await unchangedSince(path, b.look))
+          ? { keys: list.keys, parts: { ...b.now, list: list.list, listings: list.listings } }
+          : undefined;
+      if (!seal) return { change: s?.seal ? { delete: true } : undefined };
+      // the seal goes with the state the commit leaves, read back once it is committed: until then the stored
+      // seal stays (it vouches for the state it was stored with, which this commit may change: then it holds no more)
+      return { change: undefined, afterCommit: () => storeSeal(deps.store, lane.lane.id, seal, s?.seal) };
     },
   };
+}
+
+/** The lane's state as the run read it, what a seal is checked against. */
+interface StoredForSeal {
+  seal: Seal | undefined;
+  /** the chatbot has no other feed */
+  alone: boolean;
+  fingerprints: number;
+  stamps: number;
+  /** no grace mark, sold window or repeated key stored, and the valid count a sealing run leaves */
+  clockFree: boolean;
+}
+
+/**
+ * The lane's stored state as the run read it: counted before planning lets the stored fingerprints
+ * go (lane-setup.ts attachStored), and where a seal is stored (and `keep`), the fingerprints and
+ * stamps kept for its digest until `release` (the seal asked, or found not to hold). A state that cannot be read
+ * fails the chatbot's paging, which reports it: no seal then.
+ */
+function storedOf(l: Lane, paging: PagingHandle, keep: boolean) {
+  let kept: { fingerprints: ReadonlyMap<string, string>; stamps: ReadonlyMap<string, string> } | undefined;
+  const stored: Promise<StoredForSeal | undefined> = paging.state.then(
+    ({ state, stamps }) => {
+      const own = state.feeds.get(l.id);
+      const seal = readSeal(own?.seal);
+      if (keep && seal && own) kept = { fingerprints: own.fingerprints, stamps: stamps.get(l.id) ?? new Map() };
+      return {
+        seal,
+        alone: state.feeds.size === 1,
+        fingerprints: own?.fingerprints.size ?? 0,
+        stamps: stamps.get(l.id)?.size ?? 0,
+        // what a sealing run leaves none of (listAfter), and the valid count it leaves (its commit's goodValid)
+        clockFree:
+          own !== undefined &&
+          isEmpty(own.missingSince) &&
+          isEmpty(own.soldUntil) &&
+          own.recurring.size === 0 &&
+          own.lastGoodValid === seal?.listings,
+      };
+    },
+    () => undefined,
+  );
+  return {
+    stored,
+    /** the kept fingerprints and stamps, let go here */
+    release() {
+      const k = kept;
+      kept = undefined;
+      return k;
+    },
+  };
+}
+
+/**
+ * The lane's seal stored with the state its commit left (read back: the digest of what the next run
+ * will read), unless it is the one stored; none (the stored one deleted) when that state has not a
+ * fingerprint and a stamp for each of the seal's listings and no other.
+ */
+async function storeSeal(
+  store: KvStore,
+  lane: string,
+  seal: { keys: readonly string[]; parts: Omit<Seal, 'state'> },
+  before: Seal | undefined,
+): Promise<void> {
+  const [fingerprints, stamps] = await Promise.all([
+    store.getAll(fingerprintNamespace(lane)),
+    store.getAll(stampNamespace(lane)),
+  ]);
+  // (a fingerprint and a stamp for each of its listings and no other, as the next run counts them)
+  const each = (m: ReadonlyMap<string, string>) => m.size === seal.keys.length && seal.keys.every((k) => m.has(k));
+  const text =
+    each(fingerprints) && each(stamps)
+      ? sealText({ ...seal.parts, state: stateDigest(fingerprints, stamps) })
+      : undefined;
+  if (text === (before && sealText(before))) return;
+  await commitChanges(store, { ...emptyChanges(lane), seal: text === undefined ? { delete: true } : { set: text } });
 }
 
 /** The feed's file as its config names it, when it is read from one (not a URL, nor a server's API). */
@@ -161,7 +266,7 @@ function sealNow(l: Lane, ctx: FeedContext, file: FileIdentity): SealBefore {
  * valid and once, every write made and stamped, and the list then the feed's listings, one copy each
  * and nothing else. Undefined otherwise.
  */
-function listAfter(l: LiveLane, s: SettledFacts): Pick<Seal, 'list' | 'listings'> | undefined {
+function listAfter(l: LiveLane, s: SettledFacts): (Pick<Seal, 'list' | 'listings'> & { keys: string[] }) | undefined {
   if (!(readWholeOnce(l, s) && writesMade(l) && noClock(l) && l.paged.remote.complete)) return undefined;
   const index = l.paged.remote.byKey;
   const { deletedKeys, listed } = l.executor.result;
@@ -178,7 +283,7 @@ function listAfter(l: LiveLane, s: SettledFacts): Pick<Seal, 'list' | 'listings'
     const i = written.get(key);
     return i === undefined ? index.hashesOf(key) : [Buffer.from(listed.value(i), 'base64url')];
   };
-  return { list: listDigest(keys, hashesOf, 0), listings: valid };
+  return { list: listDigest(keys, hashesOf, 0), listings: valid, keys };
 }
 
 /** Read whole and ok, each record valid (none rejected, skipped, removed or routed nowhere) and of a key of its own. */

@@ -21,6 +21,8 @@ import { sealChange, type SealOfLane } from './feed-seal.js';
 /** A lane settled: what its commit stores, and its report, made once it is committed. */
 export interface SettledLane {
   commit: LaneCommitInput;
+  /** what follows the commit's apply (the lane's seal stored with the state it left: feed-seal.ts) */
+  afterCommit?: () => Promise<void>;
   report(): void;
 }
 
@@ -59,11 +61,12 @@ export async function settleLane(
   // (the mirror's end deletes from its bucket: the lanes before are committed first, as before its calls)
   if (last && after.media) await beforeCalls();
   const media = last ? await finishMedia(after, nowOf(opts)) : undefined;
-  await l.acked();
-  const commit = commitOf(l, after, { guarded, exec, outcome, media });
+  const ackedStored = await l.acked();
+  const commit = { ...commitOf(l, after, { guarded, exec, outcome, media }), ackedStored };
   const sealed = await sealChange(l, seal, { outcome, readWhole: guarded.readWhole, after });
   return {
-    commit: doneIn(opts, { ...commit, ...(sealed && { seal: sealed }) }, outcome, exec),
+    commit: doneIn(opts, { ...commit, ...(sealed.change && { seal: sealed.change }) }, outcome, exec),
+    ...(sealed.afterCommit && { afterCommit: sealed.afterCommit }),
     report: () =>
       ctx.report(l.lane, {
         ...common.fields,
@@ -81,6 +84,7 @@ export async function settleLane(
 /** The settled lanes committed together (the run's write side: commitLanes), then each reported, in their order. */
 export async function commitSettled(ctx: FeedContext, settled: readonly SettledLane[]): Promise<void> {
   await ctx.run.writes.commit(settled.map((s) => s.commit));
+  for (const s of settled) await s.afterCommit?.();
   for (const s of settled) s.report();
 }
 

@@ -31,7 +31,7 @@ function recordingSide(): WriteSide {
     keepsCompared: () => true,
     lane: (_l, ctx, { changes }) => {
       const executor = createRecordingExecutor({ signal: ctx.clock.signal, ...(changes && { changes }) });
-      return { executor, view: executor.view, acked: async () => undefined };
+      return { executor, view: executor.view, acked: async () => 0 };
     },
     commit: async () => undefined,
     mediaStep: (options) => createMediaStep({ ...options, ...DRY }),

@@ -2,8 +2,9 @@
 // (issue 55, point 1), so that a run killed before its commit (SIGKILL, OOM, a lost worker) has not
 // lost them: the next run finds those listings unchanged (its planner compares the stored
 // fingerprint of the listing as written) and sends them no more. What is recorded is the fingerprint
-// and unlisted fields of what was written, as the lane's commit records them (it still does, with
-// everything else: stamps, marks, deletes, the feed mark).
+// and unlisted fields of what was written, as the lane's commit records them (with everything else:
+// stamps, marks, deletes, the feed mark; once all of them are in the store, drain() says so and the
+// commit leaves them out: lane-commit.ts).
 //
 // The bound: an update's slot of the write pool is freed only once its acknowledgement is in the
 // store (write/execute.ts awaits add's promise), so a write the next run sends again is one that held
@@ -42,8 +43,12 @@ export interface AckedWrites {
    * caller waits for that (an update's slot), so its apply starts as soon as none is under way.
    */
   add(key: string, fingerprint: string, unlisted: string, wait: boolean): Promise<void>;
-  /** records what waits and waits for every apply started: the lane's commit comes after (it may delete a key recorded here) */
-  drain(): Promise<void>;
+  /**
+   * records what waits and waits for every apply started: the lane's commit comes after (it may
+   * delete a key recorded here). Resolves to how many acknowledgements are in the store (those of
+   * an apply that failed are not): the commit leaves out what they hold (lane-commit.ts).
+   */
+  drain(): Promise<number>;
 }
 
 /** The acknowledgements of one apply, and its end (applied or failed) for those who wait. */
@@ -71,13 +76,14 @@ export function recordAcked(store: KvStore, lane: string, onError: (err: unknown
   let batch = newBatch();
   let timer: NodeJS.Timeout | undefined;
   let applying: Promise<void> | undefined;
+  let stored = 0;
   const apply = (b: Batch): Promise<void> => {
     const changes: StateChange[] = [
       { ns: fingerprintNamespace(lane), set: b.fingerprints },
       { ns: unlistedNamespace(lane), set: b.unlisted },
     ];
     try {
-      return store.applyInBackground(changes).catch(onError);
+      return store.applyInBackground(changes).then(() => void (stored += b.fingerprints.length), onError);
     } catch (err) {
       onError(err);
       return Promise.resolve();
@@ -116,12 +122,15 @@ export function recordAcked(store: KvStore, lane: string, onError: (err: unknown
       }
       return batch.done;
     },
-    drain() {
+    async drain() {
       const last = batch;
-      if (last.fingerprints.length === 0) return applying ?? Promise.resolve();
-      last.due = true;
-      next();
-      return last.done;
+      if (last.fingerprints.length === 0) await applying;
+      else {
+        last.due = true;
+        next();
+        await last.done;
+      }
+      return stored;
     },
   };
 }

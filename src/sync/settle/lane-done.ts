@@ -71,6 +71,6 @@ function parse(text: string | undefined): LaneDone | undefined {
     if (typeof v.job !== 'string' || typeof v.at !== 'string') return undefined;
     return { job: v.job, at: v.at, created: v.created ?? 0, updated: v.updated ?? 0, deleted: v.deleted ?? 0 };
   } catch {
-    return undefined;
+    return undefined; // (not JSON: as none recorded)
   }
 }

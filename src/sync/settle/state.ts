@@ -25,7 +25,7 @@ import {
 } from '../model/state-names.js';
 
 /** keys the feed listed more than once in its last full read: held to its end on the next run */
-const recurringNamespace = (feed: string) => `recur:${feed}`;
+export const recurringNamespace = (feed: string) => `recur:${feed}`;
 
 /** key → value pairs to set: an array of them, or the run's columns of them (Entries) */
 export type Pairs = Iterable<readonly [string, string]> & { readonly length: number };
