@@ -5,7 +5,7 @@
 import type { z } from 'zod';
 import { FeedsyncError, RateLimitedError, ValidationError } from '../errors.js';
 import type { BoundedResponse } from '../net/request.js';
-import { keepAliveAgent } from '../net/request.js';
+import { keepAliveAgent, wholePool } from '../net/request.js';
 import { sleep } from '../net/sleep.js';
 import { registerSecret } from '../secrets.js';
 import type { Budget, Permit } from '../budget/budget.js';
@@ -49,6 +49,8 @@ export function connect(opts: ApiClientOptions): Connection {
     budget,
     transport: {
       // as many connections as calls in flight (api.concurrency), the budget's own or the one shared
+      pool: wholePool(budget.limits.concurrency),
+      // (the streamed answer's, apart: a client that asks holds at most that many more)
       dispatcher: keepAliveAgent(budget.limits.concurrency),
       timeoutMs: opts.timeoutMs,
       maxResponseBytes: opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,

@@ -1,14 +1,17 @@
-// One HTTP attempt of the API client: POST a JSON body over the client's keep-alive pool, bounded by
+// One HTTP attempt of the API client: POST a JSON body over the client's keep-alive pools, bounded by
 // a total deadline (timeoutMs, body included) and a byte cap (maxResponseBytes), and turn transport
 // failures into the error family (AbortedError, TimeoutError, NetworkError, ResponseFormatError).
 // A redirect is an error: following it would send the secret key and the listings to another place.
 import type { Dispatcher } from 'undici';
 import { AbortedError, ApiError, NetworkError, ResponseFormatError, TimeoutError } from '../errors.js';
-import { boundedRequest, RequestStopped, type BoundedResponse } from '../net/request.js';
+import { boundedRequest, RequestStopped, type BoundedResponse, type WholePool } from '../net/request.js';
 import { maskSecrets, maskUrl } from '../secrets.js';
 
 export interface ApiTransport {
+  /** undici's pool: the streamed answer */
   dispatcher: Dispatcher;
+  /** node:http's pool: every other call, read whole (net/request.ts wholePool says why) */
+  pool: WholePool;
   timeoutMs: number;
   maxResponseBytes: number;
 }
@@ -34,6 +37,7 @@ export async function postJson(
     maxBytes: transport.maxResponseBytes,
     signal,
     dispatcher: transport.dispatcher,
+    pool: transport.pool,
     whole,
   });
   if (res.status >= 300 && res.status < 400) {

@@ -5,6 +5,8 @@
 // followed here: a 3xx is handed back, and the caller decides (the API refuses them; feeds follow
 // them within their origin).
 import { EventEmitter } from 'node:events';
+import http from 'node:http';
+import https from 'node:https';
 import { finished, type Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 
@@ -20,12 +22,15 @@ export interface BoundedRequest {
   maxBytes: number;
   /** the caller's cancellation (job cancelled, SIGINT) */
   signal?: AbortSignal;
+  /** undici's pool of an exchange read as a stream */
   dispatcher?: Dispatcher;
   /**
    * the caller reads the body whole (bytes, text), never as a stream: it is gathered as it comes,
-   * under the same bounds, without a stream between (the API client's calls but the streamed answer)
+   * under the same bounds, over node:http and `pool` (the API client's calls but the streamed answer)
    */
   whole?: boolean;
+  /** the keep-alive pool of an exchange read whole (wholePool) */
+  pool?: WholePool;
 }
 
 /** Why an exchange stopped early; the caller turns it into its own error family. */
@@ -75,7 +80,10 @@ export function keepAliveAgent(connections = 64): Agent {
 }
 
 export async function boundedRequest(req: BoundedRequest): Promise<BoundedResponse> {
-  if (req.whole && isWebUrl(req.url)) return wholeRequest(req);
+  if (req.whole) {
+    const url = webUrl(req.url);
+    if (url) return wholeRequest(req, url);
+  }
   // undici takes an EventEmitter as the request's signal ('abort' stops it): one a call costs far
   // less than an AbortController's EventTarget. The reason is ours (`stopped`): whatever undici
   // throws after an abort is replaced by it.
@@ -177,87 +185,107 @@ function exchangeBounds(req: Pick<BoundedRequest, 'deadlineMs' | 'signal'>, onSt
 }
 
 /**
- * boundedRequest for a body read whole: the same exchange through undici's dispatcher, its chunks
- * gathered by the handler as they come (no request handler's stream, no listeners on it), the same
- * bounds and failures (test/net/bounded-bytes.test.ts holds it to the streamed read). Resolves with
- * the headers; bytes() waits for the rest.
+ * The keep-alive pool of the exchanges read whole (the API client's): node:http's Agent, not
+ * undici's. undici writes a request on a reused connection only in the event loop's check phase (a
+ * setImmediate, so that bytes the server sent unasked are seen first) and frees a connection after
+ * its answer in another; at a page every few ms that was 1.5-2.5 ms a call before the request was
+ * on the wire (docs/benchmarks.md, "A sealed worker rerun, phase by phase"). Node's Agent writes at
+ * once, and guards its idle sockets otherwise: one that receives a byte while free is destroyed, not
+ * reused (Node 22.23 and 24.21: lib/_http_agent.js installFreeSocketDataGuard;
+ * test/net/unsolicited-bytes.test.ts). `connections`: the client's calls in flight at most; a call
+ * over them waits for a free socket. Idle sockets close after 10 s, or before the server's own
+ * Keep-Alive timeout where it states one, and are unref'd: they never hold the process open.
  */
-function wholeRequest(req: BoundedRequest): Promise<BoundedResponse> {
+export interface WholePool {
+  http: http.Agent;
+  https: https.Agent;
+}
+
+export function wholePool(connections = 64): WholePool {
+  const options = { keepAlive: true, maxSockets: connections, maxFreeSockets: connections, timeout: 10_000 };
+  return { http: new http.Agent(options), https: new https.Agent(options) };
+}
+
+/**
+ * boundedRequest for a body read whole, over node:http(s) and `req.pool`: the chunks gathered as they
+ * come, the same bounds and failures as the streamed read (test/net/bounded-bytes.test.ts holds it
+ * to it). Resolves with the headers; bytes() waits for the rest. A 1xx is not a response to Node's
+ * client ('information'), so the answer is the final one, as with undici.
+ */
+function wholeRequest(req: BoundedRequest, url: URL): Promise<BoundedResponse> {
   return new Promise((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | undefined;
+    let sent: http.ClientRequest | undefined;
     let tooLarge: RequestStopped | undefined;
-    const bounds = exchangeBounds(req, (why) => controller?.abort(why));
+    const bounds = exchangeBounds(req, (why) => sent?.destroy(why));
     if (bounds.stopped) {
       bounds.finish();
       reject(bounds.stopped);
       return;
     }
-    const chunks: Buffer[] = [];
-    let seen = 0;
     let whole: { resolve: (b: Buffer) => void; reject: (err: unknown) => void } | undefined;
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (bounds.stopped) c.abort(bounds.stopped);
-      },
-      onResponseStart(c, statusCode, headers) {
-        if (statusCode < 200) return; // (1xx: the answer is still to come)
-        const bytes = new Promise<Buffer>((res, rej) => (whole = { resolve: res, reject: rej }));
-        bytes.catch(() => {}); // (a body nobody reads may fail unheard)
-        if (Number(headers['content-length']) > req.maxBytes)
-          c.abort((tooLarge = new RequestStopped('too-large', req.maxBytes)));
-        resolve(wholeResponse(statusCode, headers, bytes, () => c.abort(new RequestStopped('aborted', 0))));
-      },
-      onResponseData(c, chunk) {
-        seen += chunk.length;
-        if (seen > req.maxBytes) c.abort((tooLarge ??= new RequestStopped('too-large', req.maxBytes)));
-        else chunks.push(chunk);
-      },
-      onResponseEnd() {
-        bounds.finish();
-        whole?.resolve(Buffer.concat(chunks, seen));
-      },
-      onResponseError(_c, err) {
-        bounds.finish();
-        if (whole) whole.reject(bounds.stopped ?? tooLarge ?? err);
-        else reject(bounds.stopped ?? err);
-      },
+    let settled = false;
+    // the first failure of the exchange, before or after the headers, told once (the request, the
+    // response and the socket each report a cut; the bounds' own stop wins over what it caused)
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      bounds.finish();
+      if (whole) whole.reject(bounds.stopped ?? tooLarge ?? err);
+      else reject(bounds.stopped ?? err);
     };
+    const pool = req.pool ?? ownPool();
+    const tls = url.protocol === 'https:';
+    const headers: Record<string, string | number> = { ...req.headers };
+    if (req.body !== undefined) headers['content-length'] = Buffer.byteLength(req.body);
     try {
-      const url = typeof req.url === 'string' ? new URL(req.url) : req.url;
-      (req.dispatcher ?? ownAgent()).dispatch(
-        {
-          origin: url.origin,
-          path: url.pathname + url.search,
-          method: req.method,
-          headers: req.headers,
-          body: req.body,
-          headersTimeout: req.deadlineMs + 1000,
-          bodyTimeout: req.deadlineMs + 1000,
-        },
-        handler,
-      );
+      sent = (tls ? https : http).request(url, { method: req.method, headers, agent: tls ? pool.https : pool.http });
     } catch (err) {
       bounds.finish();
       reject(err);
+      return;
     }
+    sent.on('error', fail);
+    sent.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      let seen = 0;
+      const bytes = new Promise<Buffer>((ok, no) => (whole = { resolve: ok, reject: no }));
+      bytes.catch(() => {}); // (a body nobody reads may fail unheard)
+      res.on('error', fail);
+      res.on('data', (chunk: Buffer) => {
+        seen += chunk.length;
+        if (seen > req.maxBytes) sent?.destroy((tooLarge ??= new RequestStopped('too-large', req.maxBytes)));
+        else chunks.push(chunk);
+      });
+      res.on('end', () => {
+        if (settled) return;
+        settled = true;
+        bounds.finish();
+        whole?.resolve(Buffer.concat(chunks, seen));
+      });
+      // a body cut without an error said (the socket closed early, or destroyed by us)
+      res.on('close', () => fail(new Error('the connection closed before the body ended')));
+      resolve(
+        wholeResponse(res.statusCode ?? 0, res.headers, bytes, () =>
+          sent?.destroy(new RequestStopped('aborted', 0)),
+        ),
+      );
+      if (Number(res.headers['content-length']) > req.maxBytes)
+        sent?.destroy((tooLarge = new RequestStopped('too-large', req.maxBytes)));
+    });
+    sent.end(req.body);
   });
 }
 
-let shared: Agent | undefined;
-/**
- * The dispatcher of a whole read given none: this undici's own Agent, never the global one, which on
- * Node 22 is Node's bundled undici 6 once anything called fetch, and refuses the handler API above
- * ("invalid onError method"; test/net/bounded-bytes.test.ts on Node 22).
- */
-function ownAgent(): Agent {
-  return (shared ??= keepAliveAgent());
+let shared: WholePool | undefined;
+/** The pool of a whole read given none (tests, probes). */
+function ownPool(): WholePool {
+  return (shared ??= wholePool());
 }
 
-/** An http(s) URL (as undici's request takes it; anything else goes its way, to be refused as it refuses it) */
-function isWebUrl(url: string | URL): boolean {
-  const protocol = typeof url === 'string' ? (URL.parse(url)?.protocol ?? '') : url.protocol;
-  return protocol === 'http:' || protocol === 'https:';
+/** An http(s) URL, parsed (anything else goes undici's way, to be refused as it refuses it) */
+function webUrl(url: string | URL): URL | undefined {
+  const parsed = typeof url === 'string' ? URL.parse(url) : url;
+  return parsed?.protocol === 'http:' || parsed?.protocol === 'https:' ? parsed : undefined;
 }
 
 /** The response of a body read whole: its body is that one chunk. */

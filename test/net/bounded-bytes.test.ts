@@ -64,7 +64,9 @@ async function outcome(
     for await (const c of res.body) chunks.push(c);
     return `${res.status} ${Buffer.concat(chunks).toString('utf8')}`;
   } catch (err) {
-    return err instanceof RequestStopped ? `stopped: ${err.reason}` : `failed: ${(err as Error).name}`;
+    // (any other failure is the network's: the API client says NetworkError for each, http.ts
+    // transportError; undici and node:http name a cut body differently, SocketError and ECONNRESET)
+    return err instanceof RequestStopped ? `stopped: ${err.reason}` : 'failed';
   }
 }
 
@@ -86,7 +88,7 @@ describe('bytes() reads what body() reads', () => {
       expect(await outcome('/declared-over', read)).toBe('stopped: too-large');
       expect(await outcome('/streamed-over', read)).toBe('stopped: too-large');
       expect(await outcome('/slow', read)).toBe('stopped: deadline');
-      expect(await outcome('/cut', read)).toMatch(/^failed: /);
+      expect(await outcome('/cut', read)).toBe('failed');
     });
 
     it(`a call whose signal is aborted before it starts is not sent, and one aborted while it reads stops (${read})`, async () => {
