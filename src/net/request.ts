@@ -5,10 +5,10 @@
 // followed here: a 3xx is handed back, and the caller decides (the API refuses them; feeds follow
 // them within their origin).
 import { EventEmitter } from 'node:events';
-import http from 'node:http';
-import https from 'node:https';
+import type { Agent as HttpAgent, ClientRequest } from 'node:http';
 import { finished, type Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
+import { nodeHttp, nodeHttps } from './status-text.js';
 
 export interface BoundedRequest {
   method: 'GET' | 'POST';
@@ -197,13 +197,18 @@ function exchangeBounds(req: Pick<BoundedRequest, 'deadlineMs' | 'signal'>, onSt
  * Keep-Alive timeout where it states one, and are unref'd: they never hold the process open.
  */
 export interface WholePool {
-  http: http.Agent;
-  https: https.Agent;
+  /** the Agent of http: or https: URLs, made when first asked */
+  agent(tls: boolean): HttpAgent;
 }
 
 export function wholePool(connections = 64): WholePool {
   const options = { keepAlive: true, maxSockets: connections, maxFreeSockets: connections, timeout: 10_000 };
-  return { http: new http.Agent(options), https: new https.Agent(options) };
+  let plain: HttpAgent | undefined;
+  let tls: HttpAgent | undefined;
+  return {
+    agent: (secure) =>
+      secure ? (tls ??= new (nodeHttps().Agent)(options)) : (plain ??= new (nodeHttp().Agent)(options)),
+  };
 }
 
 /**
@@ -214,7 +219,7 @@ export function wholePool(connections = 64): WholePool {
  */
 function wholeRequest(req: BoundedRequest, url: URL): Promise<BoundedResponse> {
   return new Promise((resolve, reject) => {
-    let sent: http.ClientRequest | undefined;
+    let sent: ClientRequest | undefined;
     let tooLarge: RequestStopped | undefined;
     const bounds = exchangeBounds(req, (why) => sent?.destroy(why));
     if (bounds.stopped) {
@@ -238,7 +243,7 @@ function wholeRequest(req: BoundedRequest, url: URL): Promise<BoundedResponse> {
     const headers: Record<string, string | number> = { ...req.headers };
     if (req.body !== undefined) headers['content-length'] = Buffer.byteLength(req.body);
     try {
-      sent = (tls ? https : http).request(url, { method: req.method, headers, agent: tls ? pool.https : pool.http });
+      sent = (tls ? nodeHttps() : nodeHttp()).request(url, { method: req.method, headers, agent: pool.agent(tls) });
     } catch (err) {
       bounds.finish();
       reject(err);
@@ -265,9 +270,7 @@ function wholeRequest(req: BoundedRequest, url: URL): Promise<BoundedResponse> {
       // a body cut without an error said (the socket closed early, or destroyed by us)
       res.on('close', () => fail(new Error('the connection closed before the body ended')));
       resolve(
-        wholeResponse(res.statusCode ?? 0, res.headers, bytes, () =>
-          sent?.destroy(new RequestStopped('aborted', 0)),
-        ),
+        wholeResponse(res.statusCode ?? 0, res.headers, bytes, () => sent?.destroy(new RequestStopped('aborted', 0))),
       );
       if (Number(res.headers['content-length']) > req.maxBytes)
         sent?.destroy((tooLarge = new RequestStopped('too-large', req.maxBytes)));

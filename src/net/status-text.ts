@@ -13,6 +13,11 @@ export function nodeHttp(): typeof import('node:http') {
   return requireBuiltin('node:http') as typeof import('node:http');
 }
 
+/** node:https, required as node:http is (read when a pool first meets an https URL). */
+export function nodeHttps(): typeof import('node:https') {
+  return requireBuiltin('node:https') as typeof import('node:https');
+}
+
 /** `status`'s reason phrase, or '' for a status node:http does not name. */
 export function statusText(status: number): string {
   return nodeHttp().STATUS_CODES[status] ?? '';

@@ -3,7 +3,7 @@
 // of reusing it, and the next call, on a new connection, gets its own answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { boundedRequest, wholePool } from '../../src/net/request.js';
-import { sleep } from '../../src/net/sleep.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { FORGED, startUnsolicitedServer, type UnsolicitedServer } from '../helpers/unsolicited-server.js';
 
 let server: UnsolicitedServer;
@@ -35,6 +35,5 @@ describe('unsolicited bytes on an idle keep-alive connection', () => {
     expect(bodies.join()).not.toContain(FORGED);
     // each call on a connection of its own: the poisoned one was not reused
     expect(server.connections()).toBe(4);
-    pool.http.destroy();
   });
 });
