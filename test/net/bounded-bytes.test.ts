@@ -16,6 +16,11 @@ const ANSWERS: Record<string, (res: import('node:http').ServerResponse) => void>
     setTimeout(() => res.end('b'.repeat(300)), 5);
   },
   '/at-cap': (res) => res.end('c'.repeat(CAP)),
+  // (a 1xx first: the answer is the one after it)
+  '/early-hints': (res) => {
+    res.writeEarlyHints({ link: '</x.css>; rel=preload; as=style' });
+    res.end('{"after":"hints"}');
+  },
   '/declared-over': (res) => {
     res.setHeader('content-length', String(CAP + 1));
     res.end('d'.repeat(CAP + 1));
