@@ -194,7 +194,9 @@ function exchangeBounds(req: Pick<BoundedRequest, 'deadlineMs' | 'signal'>, onSt
  * reused (Node 22.23 and 24.21: lib/_http_agent.js installFreeSocketDataGuard;
  * test/net/unsolicited-bytes.test.ts). `connections`: the client's calls in flight at most; a call
  * over them waits for a free socket. Idle sockets close after 10 s, or before the server's own
- * Keep-Alive timeout where it states one, and are unref'd: they never hold the process open.
+ * Keep-Alive timeout where it states one (a call in flight longer is not cut: the Agent's timeout
+ * destroys only a free socket; the deadline is exchangeBounds'), and are unref'd: they never hold
+ * the process open.
  */
 export interface WholePool {
   /** the Agent of http: or https: URLs, made when first asked */
