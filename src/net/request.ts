@@ -5,7 +5,8 @@
 // followed here: a 3xx is handed back, and the caller decides (the API refuses them; feeds follow
 // them within their origin).
 import { EventEmitter } from 'node:events';
-import type { Agent as HttpAgent, ClientRequest } from 'node:http';
+import type { Agent as HttpAgent, AgentOptions, ClientRequest, ClientRequestArgs } from 'node:http';
+import type { Socket } from 'node:net';
 import { finished, type Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
 import { nodeHttp, nodeHttps } from './status-text.js';
@@ -209,8 +210,32 @@ export function wholePool(connections = 64): WholePool {
   let tls: HttpAgent | undefined;
   return {
     agent: (secure) =>
-      secure ? (tls ??= new (nodeHttps().Agent)(options)) : (plain ??= new (nodeHttp().Agent)(options)),
+      secure ? (tls ??= guarded(nodeHttps().Agent, options)) : (plain ??= guarded(nodeHttp().Agent, options)),
   };
+}
+
+/**
+ * An Agent that drops a free socket on the first byte it receives, as Node's own guard does, for
+ * the releases `engines` allows that have none (before it, the bytes waited in the kernel and were
+ * read as the next request's answer). Where Node guards too, its guard reads first; either destroys.
+ */
+function guarded(Base: typeof HttpAgent, options: AgentOptions): HttpAgent {
+  const agent = new (class extends Base {
+    override reuseSocket(socket: Socket, req: ClientRequest): void {
+      socket.off('data', unasked);
+      super.reuseSocket(socket, req);
+    }
+  })(options);
+  function unasked(this: Socket) {
+    this.destroy();
+  }
+  // (after the Agent's own 'free' listener, which pooled the socket or destroyed it)
+  agent.on('free', (socket: Socket, to: ClientRequestArgs) => {
+    if (socket.destroyed || !agent.freeSockets[agent.getName(to)]?.includes(socket)) return;
+    if (socket.readableLength > 0) socket.destroy();
+    else socket.on('data', unasked).resume();
+  });
+  return agent;
 }
 
 /**
