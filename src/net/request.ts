@@ -1,9 +1,10 @@
-// One HTTP exchange over undici with the two bounds every response needs: a total deadline (connect,
+// One HTTP exchange with the two bounds every response needs: a total deadline (connect,
 // headers and the whole body; not an idle timeout that restarts on every chunk, so a server that
 // drips one byte a second cannot hold a call open) and a cap on the bytes of the body, counted while
 // streaming, so a huge or endless body fails the call instead of filling memory. Redirects are never
 // followed here: a 3xx is handed back, and the caller decides (the API refuses them; feeds follow
-// them within their origin).
+// them within their origin). A body read as a stream goes over undici; one read whole (the API
+// client's calls but the streamed answer) over node:http (wholePool says why).
 import { EventEmitter } from 'node:events';
 import type { Agent as HttpAgent, AgentOptions, ClientRequest, ClientRequestArgs } from 'node:http';
 import type { Socket } from 'node:net';
@@ -70,11 +71,12 @@ export interface BoundedResponse {
 }
 
 /**
- * A keep-alive connection pool for one client; sockets idle a while are closed (and never hold the
- * process open). `connections`: the client's calls in flight at most. A pool larger than those grew
- * to about twice them: a call sent as the one before it ended found that one's connection not yet
- * free (undici frees it on its drain event) and opened another (test/api/connections.test.ts); at
- * the bound it waits for that drain instead. 64 for a client without a bound (tests, benches).
+ * A keep-alive connection pool of undici for one client (the API client's streamed answer, feeds,
+ * media); sockets idle a while are closed (and never hold the process open). `connections`: the
+ * client's calls in flight at most. A pool larger than those grew to about twice them: a call sent as
+ * the one before it ended found that one's connection not yet free (undici frees it on its drain
+ * event) and opened another (test/api/connections.test.ts, when the API client's calls went through
+ * it); at the bound it waits for that drain instead. 64 for a client without a bound (tests, benches).
  */
 export function keepAliveAgent(connections = 64): Agent {
   return new Agent({ connections, keepAliveTimeout: 10_000, pipelining: 1 });

@@ -2,7 +2,8 @@
 // front of it, over real HTTP): no more than api.concurrency, the calls it has in flight at most.
 // A pool sized past that grew to about twice it: a call sent as the one before it ended found that
 // one's connection not yet free in undici's pool and opened another (a first sync with concurrency 1
-// wrote on two sockets in turn; with 4, on 8).
+// wrote on two sockets in turn; with 4, on 8). The calls go through node:http's Agent now
+// (src/net/request.ts wholePool), at most api.concurrency sockets.
 import { once } from 'node:events';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
