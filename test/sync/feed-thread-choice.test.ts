@@ -1,8 +1,7 @@
-// When a feed is read by a thread of its own (sync-run.ts, threadEarns): only when most of its
-// records will be mapped, judged by its lanes' stored record stamps against the listings they wrote,
-// and its lanes wrote listings before (a first sync pages one empty page: nothing to read beside).
+// When a feed is read by a thread of its own (sync-run.ts, mostlyMapped): only when most of its
+// records will be mapped, judged by its lanes' stored record stamps against the listings they wrote.
 import { describe, expect, it } from 'vitest';
-import { mostlyMapped, threadEarns } from '../../src/sync/run/sync-run.js';
+import { mostlyMapped } from '../../src/sync/run/sync-run.js';
 
 describe('mostlyMapped', () => {
   it('a first sync (nothing written yet) maps every record', () => {
@@ -33,19 +32,5 @@ describe('mostlyMapped', () => {
         { stamps: 40, written: 40 },
       ]),
     ).toBe(true);
-  });
-});
-
-describe('threadEarns', () => {
-  const lanes = (...written: number[]) => written.map((w) => ({ stamps: 0, written: w }));
-
-  it('a first sync (no lane wrote a listing) reads on the main thread, though it maps every record', () => {
-    for (const first of [lanes(0), lanes(0, 0), lanes()]) expect(threadEarns(first)).toBe(false);
-  });
-
-  it('a rerun that maps most records reads on the thread, beside the paging; one mostly in step by its stamps does not', () => {
-    expect(threadEarns(lanes(100_000))).toBe(true);
-    expect(threadEarns(lanes(0, 10))).toBe(true);
-    expect(threadEarns([{ stamps: 99_800, written: 99_800 }])).toBe(false);
   });
 });

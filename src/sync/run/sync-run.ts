@@ -42,11 +42,10 @@ export async function runSync(
   try {
     for (const [, its] of feeds) {
       const states = await Promise.all(its.map((l) => paging.of(l).state));
-      // a large CSV file whose records will mostly be mapped, into chatbots that hold listings, is read by a thread of its own, beside the paging and the planning (feed-thread.ts)
-      const counts = its.map((l, i) => stampCounts(l, states[i]!));
-      const mapped = mostlyMapped(counts);
+      // a large CSV file whose records will mostly be mapped is read by a thread of its own, beside the planning (feed-thread.ts)
+      const mapped = mostlyMapped(its.map((l, i) => stampCounts(l, states[i]!)));
       const thread =
-        opts.threadAlways || threadEarns(counts)
+        opts.threadAlways || mapped
           ? await openThread(its[0]!.feed, deps, run.clock(its[0]!.feed).signal, opts)
           : undefined;
       try {
@@ -162,7 +161,10 @@ async function openThread(
 
 /**
  * Whether the feed's records will mostly be mapped: its lanes hold record stamps for fewer than
- * half of the listings they wrote (a first sync, a feed whose mapping reads the clock).
+ * half of the listings they wrote (a first sync, a feed whose mapping reads the clock). Only then
+ * does a feed thread earn its place: it takes the file's parsing off the thread that maps. A rerun
+ * whose records are in step by their stamps maps almost none; there the thread bought no time
+ * and cost about 150 MB of RSS and 2 s of CPU (a 100k no-change rerun, measured on 25 Nov 2026).
  */
 export function mostlyMapped(lanes: ReadonlyArray<{ stamps: number; written: number }>): boolean {
   let stamps = 0;
@@ -172,20 +174,6 @@ export function mostlyMapped(lanes: ReadonlyArray<{ stamps: number; written: num
     written += l.written;
   }
   return written === 0 || stamps * 2 < written;
-}
-
-/**
- * Whether a feed thread earns its place: the records will mostly be mapped (the thread takes the
- * file's parsing off the thread that maps), and the lanes wrote listings before, so their chatbots'
- * paging takes a while for the read to go ahead beside it. A rerun whose records are in step by their
- * stamps maps almost none: there the thread bought no time and cost about 150 MB of RSS and 2 s of
- * CPU (a 100k no-change rerun, 25 Nov 2026). A first sync pages one empty page, and the run waited
- * for the worker's start and first batch before its first create, held the worker's batches in
- * its heap and decoded each one: at 30k, 10 ms, read on the main thread, CPU 7.3 s against 8.6 s, peak
- * RSS 333 against 390 MB, 1.06 × the bare writing client against 1.14 × (docs/benchmarks.md).
- */
-export function threadEarns(lanes: ReadonlyArray<{ stamps: number; written: number }>): boolean {
-  return lanes.some((l) => l.written > 0) && mostlyMapped(lanes);
 }
 
 /**
