@@ -6,7 +6,7 @@
 // them within their origin). A body read as a stream goes over undici; one read whole (the API
 // client's calls but the streamed answer) over node:http (wholePool says why).
 import { EventEmitter } from 'node:events';
-import type { Agent as HttpAgent, AgentOptions, ClientRequest, ClientRequestArgs } from 'node:http';
+import type { Agent as HttpAgent, AgentOptions, ClientRequest, ClientRequestArgs, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { finished, type Readable } from 'node:stream';
 import { Agent, request, type Dispatcher } from 'undici';
@@ -249,8 +249,18 @@ function guarded(Base: typeof HttpAgent, options: AgentOptions): HttpAgent {
 function wholeRequest(req: BoundedRequest, url: URL): Promise<BoundedResponse> {
   return new Promise((resolve, reject) => {
     let sent: ClientRequest | undefined;
-    let tooLarge: RequestStopped | undefined;
-    const bounds = exchangeBounds(req, (why) => sent?.destroy(why));
+    let answer: IncomingMessage | undefined;
+    // A stop ends the exchange here and now, then drops what is left of it. Once the response has
+    // come, only the response is destroyed: that destroys its socket if the body is not whole, and
+    // leaves one whose body is whole to its pool (its request counts as done by then, and
+    // destroying it would be a no-op or hit a socket already freed).
+    const stop = (why: RequestStopped) => {
+      if (!sent) return; // (stopped before it is sent: told below, as bounds.stopped)
+      fail(why);
+      if (answer) answer.destroy();
+      else sent?.destroy(why);
+    };
+    const bounds = exchangeBounds(req, stop);
     if (bounds.stopped) {
       bounds.finish();
       reject(bounds.stopped);
@@ -260,13 +270,13 @@ function wholeRequest(req: BoundedRequest, url: URL): Promise<BoundedResponse> {
     let settled = false;
     // the first failure of the exchange, before or after the headers, told once (the request, the
     // response and the socket each report a cut; the bounds' own stop wins over what it caused)
-    const fail = (err: unknown) => {
+    function fail(err: unknown) {
       if (settled) return;
       settled = true;
       bounds.finish();
-      if (whole) whole.reject(bounds.stopped ?? tooLarge ?? err);
+      if (whole) whole.reject(bounds.stopped ?? err);
       else reject(bounds.stopped ?? err);
-    };
+    }
     const pool = req.pool ?? ownPool();
     const tls = url.protocol === 'https:';
     const headers: Record<string, string | number> = { ...req.headers };
@@ -280,14 +290,16 @@ function wholeRequest(req: BoundedRequest, url: URL): Promise<BoundedResponse> {
     }
     sent.on('error', fail);
     sent.on('response', (res) => {
+      answer = res;
       const chunks: Buffer[] = [];
       let seen = 0;
       const bytes = new Promise<Buffer>((ok, no) => (whole = { resolve: ok, reject: no }));
       bytes.catch(() => {}); // (a body nobody reads may fail unheard)
       res.on('error', fail);
       res.on('data', (chunk: Buffer) => {
+        if (settled) return;
         seen += chunk.length;
-        if (seen > req.maxBytes) sent?.destroy((tooLarge ??= new RequestStopped('too-large', req.maxBytes)));
+        if (seen > req.maxBytes) stop(new RequestStopped('too-large', req.maxBytes));
         else chunks.push(chunk);
       });
       res.on('end', () => {
@@ -298,11 +310,8 @@ function wholeRequest(req: BoundedRequest, url: URL): Promise<BoundedResponse> {
       });
       // a body cut without an error said (the socket closed early, or destroyed by us)
       res.on('close', () => fail(new Error('the connection closed before the body ended')));
-      resolve(
-        wholeResponse(res.statusCode ?? 0, res.headers, bytes, () => sent?.destroy(new RequestStopped('aborted', 0))),
-      );
-      if (Number(res.headers['content-length']) > req.maxBytes)
-        sent?.destroy((tooLarge = new RequestStopped('too-large', req.maxBytes)));
+      resolve(wholeResponse(res.statusCode ?? 0, res.headers, bytes, () => stop(new RequestStopped('aborted', 0))));
+      if (Number(res.headers['content-length']) > req.maxBytes) stop(new RequestStopped('too-large', req.maxBytes));
     });
     sent.end(req.body);
   });

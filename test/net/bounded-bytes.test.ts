@@ -29,6 +29,11 @@ const ANSWERS: Record<string, (res: import('node:http').ServerResponse) => void>
     res.write('e'.repeat(600));
     setTimeout(() => res.end('e'.repeat(600)), 5);
   },
+  // (over the cap without a length, sent with the headers in one write: the body whole before it is read)
+  '/over-at-once': (res) => {
+    res.write('h'.repeat(CAP + 1));
+    res.end();
+  },
   '/cut': (res) => {
     res.setHeader('content-length', '500');
     res.write('f'.repeat(100));
@@ -92,6 +97,7 @@ describe('bytes() reads what body() reads', () => {
       expect(await outcome('/at-cap', read)).toBe(`200 ${'c'.repeat(CAP)}`);
       expect(await outcome('/declared-over', read)).toBe('stopped: too-large');
       expect(await outcome('/streamed-over', read)).toBe('stopped: too-large');
+      expect(await outcome('/over-at-once', read)).toBe('stopped: too-large');
       expect(await outcome('/slow', read)).toBe('stopped: deadline');
       expect(await outcome('/cut', read)).toBe('failed');
     });
