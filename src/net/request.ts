@@ -70,6 +70,9 @@ export interface BoundedResponse {
   cancel(): void;
 }
 
+/** How long a connection of either pool (keepAliveAgent, wholePool) stays open idle. */
+const IDLE_MS = 10_000;
+
 /**
  * A keep-alive connection pool of undici for one client (the API client's streamed answer, feeds,
  * media); sockets idle a while are closed (and never hold the process open). `connections`: the
@@ -79,7 +82,7 @@ export interface BoundedResponse {
  * it); at the bound it waits for that drain instead. 64 for a client without a bound (tests, benches).
  */
 export function keepAliveAgent(connections = 64): Agent {
-  return new Agent({ connections, keepAliveTimeout: 10_000, pipelining: 1 });
+  return new Agent({ connections, keepAliveTimeout: IDLE_MS, pipelining: 1 });
 }
 
 export async function boundedRequest(req: BoundedRequest): Promise<BoundedResponse> {
@@ -207,7 +210,7 @@ export interface WholePool {
 }
 
 export function wholePool(connections = 64): WholePool {
-  const options = { keepAlive: true, maxSockets: connections, maxFreeSockets: connections, timeout: 10_000 };
+  const options = { keepAlive: true, maxSockets: connections, maxFreeSockets: connections, timeout: IDLE_MS };
   let plain: HttpAgent | undefined;
   let tls: HttpAgent | undefined;
   return {
