@@ -11,6 +11,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadNow, mdHeader, sampleLoad, writeMdBlock } from './bench-md.js';
 
+// (the figures judge the Nodes feedsync supports, package.json's engines; an older one measures
+// something else, and fleet-ticks needs its global WebSocket)
+const major = Number(process.versions.node.split('.')[0]);
+if (major < 22) throw new Error(`npm run bench needs Node 22 or 24 (package.json engines); this is ${process.version}: put one first on PATH`);
+
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
 const files = readdirSync(here)
