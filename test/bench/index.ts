@@ -14,7 +14,10 @@ import { loadNow, mdHeader, sampleLoad, writeMdBlock } from './bench-md.js';
 // (the figures judge the Nodes feedsync supports, package.json's engines; an older one measures
 // something else, and fleet-ticks needs its global WebSocket)
 const major = Number(process.versions.node.split('.')[0]);
-if (major < 22) throw new Error(`npm run bench needs Node 22 or 24 (package.json engines); this is ${process.version}: put one first on PATH`);
+if (major < 22)
+  throw new Error(
+    `npm run bench needs Node 22 or 24 (package.json engines); this is ${process.version}: put one first on PATH`,
+  );
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
