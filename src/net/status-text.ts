@@ -8,14 +8,17 @@ import { createRequire } from 'node:module';
 
 const requireBuiltin = createRequire(import.meta.url);
 
-/** node:http, as Node keeps it (loaded once). */
+let http: typeof import('node:http') | undefined;
+let https: typeof import('node:https') | undefined;
+
+/** node:http, required once (a require of a module already loaded still costs a few µs: every API call asks) */
 export function nodeHttp(): typeof import('node:http') {
-  return requireBuiltin('node:http') as typeof import('node:http');
+  return (http ??= requireBuiltin('node:http') as typeof import('node:http'));
 }
 
 /** node:https, required as node:http is (read when a pool first meets an https URL). */
 export function nodeHttps(): typeof import('node:https') {
-  return requireBuiltin('node:https') as typeof import('node:https');
+  return (https ??= requireBuiltin('node:https') as typeof import('node:https'));
 }
 
 /** `status`'s reason phrase, or '' for a status node:http does not name. */
