@@ -311,8 +311,11 @@ function wholeRequest(req: BoundedRequest, url: URL): Promise<BoundedResponse> {
         bounds.finish();
         whole?.resolve(Buffer.concat(chunks, seen));
       });
-      // a body cut without an error said (the socket closed early, or destroyed by us)
-      res.on('close', () => fail(new Error('the connection closed before the body ended')));
+      // a body cut without an error said (the socket closed early, or destroyed by us); every
+      // response closes, most of them whole: the Error (its stack taken) only for a cut one
+      res.on('close', () => {
+        if (!settled) fail(new Error('the connection closed before the body ended'));
+      });
       resolve(wholeResponse(res.statusCode ?? 0, res.headers, bytes, () => stop(new RequestStopped('aborted', 0))));
       if (Number(res.headers['content-length']) > req.maxBytes) stop(new RequestStopped('too-large', req.maxBytes));
     });
