@@ -2,14 +2,19 @@
 // a total deadline (timeoutMs, body included) and a byte cap (maxResponseBytes), and turn transport
 // failures into the error family (AbortedError, TimeoutError, NetworkError, ResponseFormatError).
 // A redirect is an error: following it would send the secret key and the listings to another place.
-import type { Dispatcher } from 'undici';
 import { AbortedError, ApiError, NetworkError, ResponseFormatError, TimeoutError } from '../errors.js';
-import { boundedRequest, RequestStopped, type BoundedResponse, type WholePool } from '../net/request.js';
+import {
+  boundedRequest,
+  RequestStopped,
+  type BoundedResponse,
+  type LazyAgent,
+  type WholePool,
+} from '../net/request.js';
 import { maskSecrets, maskUrl } from '../secrets.js';
 
 export interface ApiTransport {
-  /** undici's pool: the streamed answer */
-  dispatcher: Dispatcher;
+  /** undici's pool: the streamed answer (made, and undici loaded, at the first one) */
+  dispatcher: LazyAgent;
   /** node:http's pool: every other call, read whole (net/request.ts wholePool says why) */
   pool: WholePool;
   timeoutMs: number;

@@ -7,7 +7,7 @@
 // checks it before the request.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
-import { Agent } from 'undici';
+import { lazyAgent, type LazyAgent } from '../net/request.js';
 import { addressRefusal, type InternalAllowance } from './address-guard.js';
 
 /** A download refused before connecting: the address is not public (nothing was sent, nothing read). */
@@ -22,7 +22,8 @@ export class AddressRefused extends Error {
 }
 
 export interface PhotoAgent {
-  agent: Agent;
+  /** (made, and undici loaded, at the first download: net/undici.ts) */
+  agent: LazyAgent;
   allow: InternalAllowance;
 }
 
@@ -56,7 +57,7 @@ export function photoAgent(
       callback(null, addresses[0]!.address, addresses[0]!.family);
     });
   };
-  const agent = new Agent({ connections, keepAliveTimeout: 10_000, pipelining: 1, connect: { lookup } });
+  const agent = lazyAgent({ connections, keepAliveTimeout: 10_000, pipelining: 1, connect: { lookup } });
   return { agent, allow };
 }
 

@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { Agent as HttpAgent, AgentOptions, ClientRequest, ClientRequestArgs, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { finished, type Readable } from 'node:stream';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import { nodeHttp, nodeHttps } from './status-text.js';
 
 export interface BoundedRequest {
@@ -25,7 +25,7 @@ export interface BoundedRequest {
   /** the caller's cancellation (job cancelled, SIGINT) */
   signal?: AbortSignal;
   /** undici's pool of an exchange read as a stream */
-  dispatcher?: Dispatcher;
+  dispatcher?: LazyAgent;
   /**
    * the caller reads the body whole (bytes, text), never as a stream: it is gathered as it comes,
    * under the same bounds, over node:http and `pool` (the API client's calls but the streamed answer)
@@ -73,6 +73,28 @@ export interface BoundedResponse {
 /** How long a connection of either pool (keepAliveAgent, wholePool) stays open idle. */
 const IDLE_MS = 10_000;
 
+/** undici, imported at its first use (undici.ts says why); one import a process. */
+let undiciModule: Promise<typeof import('./undici.js')> | undefined;
+const undici = () => (undiciModule ??= import('./undici.js'));
+
+/** An undici Agent made at its first use, so a pool no exchange uses loads no undici (undici.ts). */
+export interface LazyAgent {
+  /** the Agent, made (and undici loaded) at the first call */
+  get(): Promise<Agent>;
+  /** closes the Agent if one was made */
+  close(): Promise<void>;
+}
+
+export function lazyAgent(options: Agent.Options): LazyAgent {
+  let made: Promise<Agent> | undefined;
+  return {
+    get: () => (made ??= undici().then(({ Agent }) => new Agent(options))),
+    close: async () => {
+      if (made) await (await made).close();
+    },
+  };
+}
+
 /**
  * A keep-alive connection pool of undici for one client (the API client's streamed answer, feeds,
  * media); sockets idle a while are closed (and never hold the process open). `connections`: the
@@ -81,8 +103,8 @@ const IDLE_MS = 10_000;
  * event) and opened another (test/api/connections.test.ts, when the API client's calls went through
  * it); at the bound it waits for that drain instead. 64 for a client without a bound (tests, benches).
  */
-export function keepAliveAgent(connections = 64): Agent {
-  return new Agent({ connections, keepAliveTimeout: IDLE_MS, pipelining: 1 });
+export function keepAliveAgent(connections = 64): LazyAgent {
+  return lazyAgent({ connections, keepAliveTimeout: IDLE_MS, pipelining: 1 });
 }
 
 export async function boundedRequest(req: BoundedRequest): Promise<BoundedResponse> {
@@ -99,6 +121,7 @@ export async function boundedRequest(req: BoundedRequest): Promise<BoundedRespon
 
   let res: Dispatcher.ResponseData;
   try {
+    const [{ request }, dispatcher] = await Promise.all([undici(), req.dispatcher?.get()]);
     // (an emitter has no `aborted` for undici to look at: a call stopped already is not sent)
     if (bounds.stopped) throw bounds.stopped;
     res = await request(req.url, {
@@ -106,7 +129,7 @@ export async function boundedRequest(req: BoundedRequest): Promise<BoundedRespon
       headers: req.headers,
       body: req.body,
       signal: abort,
-      dispatcher: req.dispatcher,
+      dispatcher,
       // our own deadline covers these; undici's would otherwise fire first with another message
       headersTimeout: req.deadlineMs + 1000,
       bodyTimeout: req.deadlineMs + 1000,

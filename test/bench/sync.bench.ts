@@ -53,7 +53,7 @@
 //   BENCH_PROC_PROF=dir                    the no-change rerun's whole process profiled (node --cpu-prof: its start and every thread);
 //                                          the build kept in dir/build, as with BENCH_PROF
 //   node --import tsx test/bench/sync.bench.ts run 20000 [peers]   (one size, prints JSON)
-import { fork, spawnSync, type ChildProcess } from 'node:child_process';
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { getHeapSpaceStatistics } from 'node:v8';
@@ -183,6 +183,8 @@ interface Row {
   commit?: { ms: number; entries: number };
   /** the bare writing client: from its first create to its last answer (its start and its file's read left out) */
   writingMs?: number;
+  /** the bare writing client's same creates sent at latency-only-server.mjs: the host's floor under the latency bound */
+  floorMs?: number;
   /** the command's row: its run's own duration (its report's durationMs), start and exit left out */
   runMs?: number;
   /** the command's row: the bare client's row of the same turn */
@@ -660,13 +662,13 @@ async function barePaging(emulator: ChildProcess, n: number, url: string, latenc
   };
 }
 
-/** A bare client's script (beside this file) as a process of its own: what it printed, its wall from spawn to exit, the emulator's CPU meanwhile. */
+/** A bare client's script (beside this file) as a process of its own: what it printed, its wall from spawn to exit, the emulator's CPU meanwhile (when it is the emulator it talks to). */
 async function bareProcess<T>(
-  emulator: ChildProcess,
+  emulator: ChildProcess | undefined,
   script: string,
   args: string[],
 ): Promise<{ got: T & { cpuMs: number }; wallMs: number; emulatorCpuMs: number }> {
-  const e0 = await emulatorCpu(emulator);
+  const e0 = emulator ? await emulatorCpu(emulator) : 0;
   const p0 = performance.now();
   const r = spawnSync(process.execPath, [join(dirname(here), script), ...args], {
     encoding: 'utf8',
@@ -675,7 +677,7 @@ async function bareProcess<T>(
   const wallMs = Math.round(performance.now() - p0);
   if (r.status !== 0) throw new Error(`the bare client ${script} failed (exit ${r.status})`);
   const got = JSON.parse(r.stdout.trim()) as T & { cpuMs: number };
-  return { got, wallMs, emulatorCpuMs: (await emulatorCpu(emulator)) - e0 };
+  return { got, wallMs, emulatorCpuMs: emulator ? (await emulatorCpu(emulator)) - e0 : 0 };
 }
 
 /**
@@ -698,13 +700,11 @@ async function bareWriting(
     await file.close();
   }
   let ran;
+  let floor;
   try {
-    ran = await bareProcess<{ listings: number; writingMs: number }>(emulator, 'bare-writer.mjs', [
-      to.url,
-      'bench-session',
-      bodies,
-      String(CONCURRENCY),
-    ]);
+    const args = (url: string) => [url, 'bench-session', bodies, String(CONCURRENCY)];
+    ran = await bareProcess<{ listings: number; writingMs: number }>(emulator, 'bare-writer.mjs', args(to.url));
+    floor = await floorWriting(latencyMs, args);
   } finally {
     await rm(bodies, { force: true });
   }
@@ -719,11 +719,36 @@ async function bareWriting(
     cpuMs: got.cpuMs,
     process: { wallMs, cpuMs: got.cpuMs },
     writingMs: got.writingMs,
+    floorMs: floor.writingMs,
     emulatorCpuMs,
     boundMs: bound(got.listings, latencyMs),
     latencyMs,
     counts: `${got.listings} listings created (${got.writingMs} ms from the first create)`,
   };
+}
+
+/**
+ * The host's floor: bare-writer.mjs's same creates sent at a server that only waits the latency
+ * (latency-only-server.mjs, a process of its own as the emulator is), its writingMs.
+ */
+async function floorWriting(latencyMs: number, args: (url: string) => string[]): Promise<{ writingMs: number }> {
+  const server = spawn(process.execPath, [join(dirname(here), 'latency-only-server.mjs'), String(latencyMs)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      server.stdout!.once('data', (b: Buffer) => resolve(b.toString().trim()));
+      server.once('exit', (code) => reject(new Error(`latency-only-server.mjs exited (${code}) before it listened`)));
+    });
+    const { got } = await bareProcess<{ writingMs: number }>(
+      undefined,
+      'bare-writer.mjs',
+      args(`http://127.0.0.1:${port}`),
+    );
+    return got;
+  } finally {
+    server.kill();
+  }
 }
 
 /**
@@ -1065,6 +1090,7 @@ function firstBesideBare(rows: readonly Row[], bare: Row) {
     oursRatio: ours.wallMs / ours.boundMs,
     bareRatio: bare.writingMs / bare.boundMs,
     versus: ours.wallMs / bare.writingMs,
+    floorRatio: bare.floorMs === undefined ? undefined : bare.floorMs / bare.boundMs,
   };
 }
 
@@ -1075,7 +1101,10 @@ function bareWriteSummary(rows: Row[]): string[] {
     const f = firstBesideBare(rows, bare);
     if (!f) continue;
     out.push(
-      `${bare.n} listings, first sync: feedsync's run ${f.ours.wallMs} ms, ${f.oursRatio.toFixed(2)}× its bound (issue 55 point 6a: ≤ ${FIRST_WALL}×)${f.oursRatio <= FIRST_WALL ? ' ✓' : ' ✗'}; the bare writing client's creates ${bare.writingMs} ms, ${f.bareRatio.toFixed(2)}× the same bound; feedsync ${f.versus.toFixed(2)}× the bare client`,
+      `${bare.n} listings, first sync: feedsync's run ${f.ours.wallMs} ms, ${f.oursRatio.toFixed(2)}× its bound (issue 55 point 6a: ≤ ${FIRST_WALL}×)${f.oursRatio <= FIRST_WALL ? ' ✓' : ' ✗'}; the bare writing client's creates ${bare.writingMs} ms, ${f.bareRatio.toFixed(2)}× the same bound; feedsync ${f.versus.toFixed(2)}× the bare client` +
+        (f.floorRatio === undefined
+          ? ''
+          : `; the host's floor (the bare client at latency-only-server.mjs, a server that only waits ${bare.latencyMs} ms): ${bare.floorMs} ms, ${f.floorRatio.toFixed(2)}× the bound`),
     );
   }
   return out.length
@@ -1245,12 +1274,13 @@ function bareWriteMarkdown(rows: readonly Row[]): string[] {
       sec(bare.boundMs),
       `${sec(f.ours.wallMs)}: ${f.oursRatio.toFixed(2)} (≤ ${FIRST_WALL}) ${f.oursRatio <= FIRST_WALL ? '✓' : '✗'}`,
       `${sec(bare.writingMs!)}: ${f.bareRatio.toFixed(2)}`,
+      bare.floorMs === undefined ? '' : `${sec(bare.floorMs)}: ${f.floorRatio!.toFixed(2)}`,
       `${f.versus.toFixed(2)}×`,
     ]);
   }
   if (!out.length) return [];
   return [
-    "The first sync beside a bare client sending the same creates (`test/bench/bare-writer.mjs`: node:http, 16 in flight, `JSON.parse` of each answer, nothing else; the listings feedsync's mapping makes of the same feed, read from a file before its clock starts), each without its process's start, over the same latency bound (issue 55 point 6a: ≤ 1.1):",
+    "The first sync beside a bare client sending the same creates (`test/bench/bare-writer.mjs`: node:http, 16 in flight, `JSON.parse` of each answer, nothing else; the listings feedsync's mapping makes of the same feed, read from a file before its clock starts), each without its process's start, over the same latency bound (issue 55 point 6a: ≤ 1.1); and the host's floor: the same client and creates sent at `test/bench/latency-only-server.mjs`, a server that does nothing but wait the latency and answer (no checks, no store): what this machine's timers, loopback and scheduling add, which no client can come under:",
     '',
     mdTable(
       [
@@ -1258,10 +1288,11 @@ function bareWriteMarkdown(rows: readonly Row[]): string[] {
         'bound',
         'feedsync: run, wall/bound (target)',
         'bare client: creates, wall/bound',
+        "host's floor: bare client at a latency-only server, wall/bound",
         'feedsync / bare',
       ],
       out,
-      new Set([0, 1, 2, 3, 4]),
+      new Set([0, 1, 2, 3, 4, 5]),
     ),
     '',
   ];

@@ -9,6 +9,8 @@
 // sees them.
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,6 +78,33 @@ describe('what a run loads', () => {
       expect(run.packages).toContain('node:fs'); // (the hook sees builtins imported as ES modules)
       expect(run.packages).not.toContain('node:http');
     } finally {
+      await emulator.close();
+    }
+  });
+
+  it('a sync whose calls are all read whole (a file feed) loads no undici; one that downloads its feed does', async () => {
+    // (undici is imported at the first exchange read as a stream: src/net/undici.ts; ~12 ms of CPU a start)
+    const emulator = await startEmulator({ port: 0, secretKey: 'dev-secret-key', sessionKey: 'dev-session-key' });
+    const feedServer = createServer((_req, res) => res.end(readFileSync(join(dir, 'feeds/austin.csv'))));
+    await new Promise<void>((ready) => feedServer.listen(0, '127.0.0.1', ready));
+    try {
+      const served = readFileSync(join(dir, 'demo.yaml'), 'utf8').replace(
+        'baseUrl: embedded',
+        `baseUrl: ${emulator.url}`,
+      );
+      const file = join(dir, 'demo-file-feed.yaml');
+      writeFileSync(file, served);
+      const fileFeed = await packagesOf(file);
+      expect(fileFeed.code, fileFeed.stderr).toBe(0);
+      expect(fileFeed.packages).not.toContain('undici');
+      const { port } = feedServer.address() as AddressInfo;
+      const url = join(dir, 'demo-url-feed.yaml');
+      writeFileSync(url, served.replace('path: feeds/austin.csv', `url: "http://127.0.0.1:${port}/austin.csv"`));
+      const urlFeed = await packagesOf(url);
+      expect(urlFeed.code, urlFeed.stderr).toBe(0);
+      expect(urlFeed.packages).toContain('undici');
+    } finally {
+      feedServer.close();
       await emulator.close();
     }
   });

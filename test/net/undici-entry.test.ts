@@ -32,14 +32,16 @@ beforeAll(async () => {
 });
 afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-/** The names src/ imports from 'undici' as values (not `type` ones). */
+/** The names src/ imports (or re-exports) from 'undici' as values (not `type` ones). */
 function namesImported(): string[] {
   const names = new Set<string>();
   const walk = (dir: string) => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       if (e.isDirectory()) walk(join(dir, e.name));
       else if (e.name.endsWith('.ts')) {
-        for (const m of readFileSync(join(dir, e.name), 'utf8').matchAll(/^import \{([^}]*)\} from 'undici';$/gm))
+        for (const m of readFileSync(join(dir, e.name), 'utf8').matchAll(
+          /^(?:import|export) \{([^}]*)\} from 'undici';$/gm,
+        ))
           for (const n of m[1]!.split(',').map((s) => s.trim()))
             if (n && !n.startsWith('type ')) names.add(n.split(' as ')[0]!);
       }

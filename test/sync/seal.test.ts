@@ -9,7 +9,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileIdentity, unchangedSince } from '../../src/feeds/source/file-identity.js';
 import { RemoteIndex } from '../../src/sync/remote/remote-index.js';
-import { listDigest, readSeal, sealBefore, sealDiffers, sealText, stateDigest } from '../../src/sync/settle/seal.js';
+import { createFileStore } from '../../src/state/file-store.js';
+import { listDigest, readSeal, sealBefore, sealDiffers, sealText } from '../../src/sync/settle/seal.js';
+import { stateDigest, stateDigestSliced } from '../../src/sync/settle/seal.js';
 
 const h = (n: number) => new Uint8Array(20).fill(n);
 
@@ -187,6 +189,56 @@ describe('a stored seal', () => {
       ),
     ];
     expect(new Set([d, ...others]).size).toBe(others.length + 1);
+  });
+});
+
+describe('stateDigestSliced (the digest taken while the chatbot is paged)', () => {
+  const go = () => new Promise<boolean>((resume) => setImmediate(() => resume(true)));
+  const entries = fc.uniqueArray(fc.tuple(fc.string({ maxLength: 12 }), fc.string({ maxLength: 40 })), {
+    selector: ([k]) => k,
+    maxLength: 50,
+  });
+
+  it('is stateDigest, for any entries', async () => {
+    await fc.assert(
+      fc.asyncProperty(entries, entries, async (f, s) => {
+        const [fps, stamps] = [new Map(f), new Map(s)];
+        expect(await stateDigestSliced(fps, stamps, go)).toBe(stateDigest(fps, stamps));
+      }),
+    );
+  });
+
+  it('is stateDigest across its slices, over the state file a run reads (its walk held open between them)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'feedsync-sliced-'));
+    try {
+      const store = await createFileStore(join(dir, 'state.lmdb'));
+      const n = 4_501; // two whole slices and some
+      await store.set(
+        'fp',
+        Array.from({ length: n }, (_, i) => [`K${i}`, `f${i}`] as const),
+      );
+      await store.set(
+        'st',
+        Array.from({ length: n }, (_, i) => [`K${i}`, `s${i}`] as const),
+      );
+      const [fps, stamps] = [await store.getAll('fp'), await store.getAll('st')];
+      let pauses = 0;
+      const sliced = await stateDigestSliced(fps, stamps, () => (pauses++, go()));
+      expect(pauses).toBe(4); // 2,000 entries a slice, each namespace walked on its own
+      expect(sliced).toBe(stateDigest(fps, stamps));
+      expect(sliced).toBe(stateDigest(new Map(fps), new Map(stamps)));
+      await store.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('stops at the slice where it is no longer wanted', async () => {
+    const big = new Map(Array.from({ length: 5_000 }, (_, i) => [`K${i}`, 'v'] as const));
+    let pauses = 0;
+    const stop = () => Promise.resolve(++pauses < 2);
+    expect(await stateDigestSliced(big, big, stop)).toBeUndefined();
+    expect(pauses).toBe(2);
   });
 });
 

@@ -19,6 +19,7 @@ import {
   sealDiffers,
   sealText,
   stateDigest,
+  stateDigestSliced,
   type Seal,
   type SealBefore,
 } from '../settle/seal.js';
@@ -140,9 +141,9 @@ export function openSeal(l: Lane, ctx: FeedContext, paging: PagingHandle): LaneS
         const index = remote.byKey;
         const { keys, rows } = index.keysInOrder();
         const list = listDigest(keys, (_key, k) => index.hashesFrom(rows[k]!), index.unkeyed);
-        const kept = held.release();
-        if (!kept) return 'stored state';
-        const state = stateDigest(kept.fingerprints, kept.stamps);
+        const state = await held.digest();
+        held.release();
+        if (state === undefined) return 'stored state';
         const why = await differs({ list, listings: keys.length, state });
         // the file as hashed when the run began: one written since (an export landing, a line appended while the
         // chatbot was paged) is read, as the plain path, reading it after the paging, would read it
@@ -182,17 +183,24 @@ interface StoredForSeal {
 
 /**
  * The lane's stored state as the run read it: counted before planning lets the stored fingerprints
- * go (lane-setup.ts attachStored), and where a seal is stored (and `keep`), the fingerprints and
- * stamps kept for its digest until `release` (the seal asked, or found not to hold). A state that cannot be read
- * fails the chatbot's paging, which reports it: no seal then.
+ * go (lane-setup.ts attachStored), and where a seal is stored (and `keep`), the digest of its
+ * fingerprints and stamps, taken a slice at a time while the chatbot is paged (nothing writes them
+ * before the paging ends) until `release` (the seal asked, or found not to hold). A state that cannot
+ * be read fails the chatbot's paging, which reports it: no seal then.
  */
 function storedOf(l: Lane, paging: PagingHandle, keep: boolean) {
-  let kept: { fingerprints: ReadonlyMap<string, string>; stamps: ReadonlyMap<string, string> } | undefined;
+  let wanted = keep;
+  let digest: Promise<string | undefined> = Promise.resolve(undefined);
+  const pause = () => new Promise<boolean>((resume) => setImmediate(() => resume(wanted)));
   const stored: Promise<StoredForSeal | undefined> = paging.state.then(
     ({ state, stamps }) => {
       const own = state.feeds.get(l.id);
       const seal = readSeal(own?.seal);
-      if (keep && seal && own) kept = { fingerprints: own.fingerprints, stamps: stamps.get(l.id) ?? new Map() };
+      if (wanted && seal && own) {
+        digest = stateDigestSliced(own.fingerprints, stamps.get(l.id) ?? new Map(), pause);
+        // (a store that fails the walk fails holds(), which awaits it; a seal let go first asks nothing of it)
+        digest.catch(() => undefined);
+      }
       return {
         seal,
         alone: state.feeds.size === 1,
@@ -211,11 +219,14 @@ function storedOf(l: Lane, paging: PagingHandle, keep: boolean) {
   );
   return {
     stored,
-    /** the kept fingerprints and stamps, let go here */
+    /** the stored fingerprints' and stamps' digest (stateDigest); undefined where none was kept, or it was let go */
+    async digest(): Promise<string | undefined> {
+      await stored;
+      return wanted ? digest : undefined;
+    },
+    /** the digest no longer wanted: one under way stops at its next slice */
     release() {
-      const k = kept;
-      kept = undefined;
-      return k;
+      wanted = false;
     },
   };
 }

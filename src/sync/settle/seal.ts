@@ -118,22 +118,59 @@ export function listDigest(
  * forging one (who could write a seal as well).
  */
 export function stateDigest(fingerprints: ReadonlyMap<string, string>, stamps: ReadonlyMap<string, string>): string {
-  // two 32-bit hashes of each entry, each summed and xored over the entries: 128 bits, in no order
+  const sum = stateSum();
+  fingerprints.forEach((value, key) => sum.add(1, key, value));
+  stamps.forEach((value, key) => sum.add(2, key, value));
+  return sum.digest(fingerprints.size, stamps.size);
+}
+
+/**
+ * stateDigest taken a slice of entries at a time, `pause` between slices (the event loop let go), so
+ * it runs in the gaps of the chatbot's paging rather than after it (30k listings: 40-50 ms after the
+ * paging of a 450 ms sealed rerun). The same digest, by test; undefined when `pause` answers false
+ * (the digest no longer wanted: the maps may be let go).
+ */
+export async function stateDigestSliced(
+  fingerprints: ReadonlyMap<string, string>,
+  stamps: ReadonlyMap<string, string>,
+  pause: () => Promise<boolean>,
+): Promise<string | undefined> {
+  const sum = stateSum();
+  for (const [ns, map] of [
+    [1, fingerprints],
+    [2, stamps],
+  ] as const) {
+    let n = 0;
+    for (const [key, value] of map) {
+      sum.add(ns, key, value);
+      if (++n % DIGEST_SLICE === 0 && !(await pause())) return undefined;
+    }
+  }
+  return sum.digest(fingerprints.size, stamps.size);
+}
+
+/** entries a slice of stateDigestSliced: about 1.5 ms of CPU here, short beside a page's answer */
+const DIGEST_SLICE = 2000;
+
+/** stateDigest's sums: two 32-bit hashes of each entry, each summed and xored over the entries (128 bits, in no order) */
+function stateSum() {
   const sums = new Uint32Array(4);
-  const add = (ns: number) => (value: string, key: string) => {
-    entryHashes(ns, key, value, pair);
-    sums[0] = sums[0]! + pair[0]!;
-    sums[1] = sums[1]! + pair[1]!;
-    sums[2] = sums[2]! ^ pair[0]!;
-    sums[3] = sums[3]! ^ pair[1]!;
-  };
   const pair = new Uint32Array(2);
-  fingerprints.forEach(add(1));
-  stamps.forEach(add(2));
-  return createHash('sha256')
-    .update(JSON.stringify([fingerprints.size, stamps.size]))
-    .update(sums)
-    .digest('base64url');
+  return {
+    add(ns: number, key: string, value: string): void {
+      entryHashes(ns, key, value, pair);
+      sums[0] = sums[0]! + pair[0]!;
+      sums[1] = sums[1]! + pair[1]!;
+      sums[2] = sums[2]! ^ pair[0]!;
+      sums[3] = sums[3]! ^ pair[1]!;
+    },
+    digest(fingerprints: number, stamps: number): string {
+      return createHash('sha256')
+        .update(JSON.stringify([fingerprints, stamps]))
+        .update(sums)
+        .digest('base64url');
+    },
+  };
 }
 
 /**
