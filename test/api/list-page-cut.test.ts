@@ -163,6 +163,18 @@ describe('pageSpans', () => {
   });
 });
 
+describe('chunksOf', () => {
+  it("puts every item of a compact page in a chunk, its first and last too (the spans split at the List's edges)", () => {
+    const items = Array.from({ length: 40 }, (_, i) => item(1000 + i, `d${i}`));
+    const text = layouts.compact!(items, items.length);
+    const page = decodePage(200, bytes(text), { keyBy: 'MLSNumber' });
+    const rows = [...(page?.chunks?.rows ?? [])];
+    const covered = rows.filter((_, k) => k % 2 === 1).reduce((sum, n) => sum + n, 0);
+    expect(covered).toBe(items.length);
+    expect(rows[0]).toBe(0);
+  });
+});
+
 describe('decodePage', () => {
   it('gives the rows of the parse, cut or not, with the hash of each item when cut', () => {
     fc.assert(
