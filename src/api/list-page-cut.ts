@@ -33,12 +33,9 @@ const LAST = Buffer.from('}]');
  */
 export function cutListPage(status: number, body: Uint8Array, seams?: readonly number[]): ListPageCut | undefined {
   const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const open = bytes.indexOf(LIST);
-  if (open < 0) return undefined;
-  const first = open + LIST.length;
-  // the List's closing bracket: right after the opening one, or after the last `}]` of the body
-  const close = bytes[first] === 0x5d ? first : bytes.lastIndexOf(LAST) + 1;
-  if (close < first || (close > first && bytes[first] !== 0x7b)) return undefined;
+  const bounds = listBounds(bytes);
+  if (!bounds) return undefined;
+  const { first, close } = bounds;
   const before = bytes.subarray(0, first);
   const after = bytes.subarray(close);
   // a List key after ours would be the one JSON.parse keeps (the last of duplicate keys wins)
@@ -57,6 +54,20 @@ export function cutListPage(status: number, body: Uint8Array, seams?: readonly n
     at = end + 1;
   }
   return { virtualCount: emptied.VirtualCount, starts: Uint32Array.from(starts), ends: Uint32Array.from(ends) };
+}
+
+/**
+ * Where a cut would put the List's items: from `first` (right after the first `"List":[`) to `close`
+ * (its closing bracket: right after the opening one, or after the last `}]` of the body); undefined
+ * when there is no such List. Only where it looks so: cutListPage checks the rest.
+ */
+export function listBounds(bytes: Buffer): { first: number; close: number } | undefined {
+  const open = bytes.indexOf(LIST);
+  if (open < 0) return undefined;
+  const first = open + LIST.length;
+  const close = bytes[first] === 0x5d ? first : bytes.lastIndexOf(LAST) + 1;
+  if (close < first || (close > first && bytes[first] !== 0x7b)) return undefined;
+  return { first, close };
 }
 
 /** Item `i` of a cut page, parsed: undefined unless its bytes are one plain list item. */

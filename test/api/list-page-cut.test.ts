@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { quickListPage } from '../../src/api/envelope.js';
-import { cutListPage, parseListItem } from '../../src/api/list-page-cut.js';
+import { cutListPage, listBounds, parseListItem } from '../../src/api/list-page-cut.js';
 import { toListItem } from '../../src/emulator/list-item.js';
 import type { ListItem } from '../../src/listing/schema.js';
 import { decodePage, pageSpans } from '../../src/sync/remote/page-decode.js';
@@ -130,6 +130,7 @@ describe('cutListPage', () => {
 
 describe('pageSpans', () => {
   it('names an answer by its status and bytes alone: its spans, joined by their seams, are the body', () => {
+    // (joined by the `,` of a seam, or by nothing at the List's edges: listBounds)
     fc.assert(
       fc.property(
         fc.array(fc.tuple(description, description, fc.integer({ min: 1, max: 10 ** 9 })), { maxLength: 12 }),
@@ -139,7 +140,16 @@ describe('pageSpans', () => {
           const items = texts.map(([d, e, id]) => item(id, d, e));
           const text = layouts[layout]!(items, items.length);
           const spans = pageSpans(200, bytes(text));
-          const joined = spans.starts.map((s, k) => Buffer.from(text).subarray(s, spans.ends[k]).toString()).join(',');
+          const body = Buffer.from(text);
+          const edges = listBounds(body);
+          const joined = spans.starts
+            .map((s, k) => {
+              if (k === 0) return body.subarray(s, spans.ends[k]).toString();
+              const gap = body.subarray(spans.ends[k - 1], s).toString();
+              expect(gap).toBe(s === edges?.first || s === edges?.close ? '' : ',');
+              return gap + body.subarray(s, spans.ends[k]).toString();
+            })
+            .join('');
           expect(joined).toBe(text);
           // another body (an item less), or another status, is another answer
           const fewer = layouts[layout]!(items.toSpliced(drop % Math.max(1, items.length), 1), items.length);
@@ -150,6 +160,18 @@ describe('pageSpans', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('chunksOf', () => {
+  it("puts every item of a compact page in a chunk, its first and last too (the spans split at the List's edges)", () => {
+    const items = Array.from({ length: 40 }, (_, i) => item(1000 + i, `d${i}`));
+    const text = layouts.compact!(items, items.length);
+    const page = decodePage(200, bytes(text), { keyBy: 'MLSNumber' });
+    const rows = [...(page?.chunks?.rows ?? [])];
+    const covered = rows.filter((_, k) => k % 2 === 1).reduce((sum, n) => sum + n, 0);
+    expect(covered).toBe(items.length);
+    expect(rows[0]).toBe(0);
   });
 });
 

@@ -12,10 +12,11 @@
 // few listings is split at the same seams), each span hashed, and the identity is the hash of those
 // hashes. A page the echo does not know whole then finds whole runs of its items by their span's hash
 // (ItemChunks) and hashes only the items of the spans it does not find: its bytes are hashed about once,
-// not once for the answer and again item by item.
+// not once for the answer and again item by item. The List's edges split too, so its first and last
+// items are such spans as well, not spans of the envelope's bytes to hash again item by item.
 import { hash } from 'node:crypto';
 import { quickListPage } from '../../api/envelope.js';
-import { BETWEEN, cutListPage, parseListItem, type ListPageCut } from '../../api/list-page-cut.js';
+import { BETWEEN, cutListPage, listBounds, parseListItem, type ListPageCut } from '../../api/list-page-cut.js';
 import type { RawBody } from '../../api/types.js';
 import type { ListItem } from '../../listing/schema.js';
 import { rowsOf, toRemote, type RemoteRows, type RowOptions } from './remote-rows.js';
@@ -100,14 +101,15 @@ function itemHashes(body: Uint8Array, cut: ListPageCut): string[] {
 
 /**
  * An answer's body in spans: span k is bytes [starts[k], ends[k]), with one byte (the `,` of an item
- * seam) between a span and the next; digests[k] its sha1 (20 chars, latin1).
+ * seam) between a span and the next, or none at the List's edges (listBounds); digests[k] its sha1
+ * (20 chars, latin1).
  */
 export interface PageSpans {
   /**
-   * the answer's identity: its status and the sha1 of its spans' sha1s. The spans are a function of
-   * the body (spanEnds), so two answers with the same identity have the same spans, byte for byte,
-   * hence the same body: they decode alike (decodePage reads nothing else), and a page seen before
-   * can be taken whole.
+   * the answer's identity: its status and the sha1 of its spans' sha1s and of where the List's edges
+   * split. The spans are a function of the body (spanEnds, listBounds), so two answers with the same
+   * identity have the same spans, byte for byte, and the same bytes between them, hence the same
+   * body: they decode alike (decodePage reads nothing else), and a page seen before can be taken whole.
    */
   answer: string;
   starts: number[];
@@ -120,24 +122,41 @@ export interface PageSpans {
 /**
  * An answer cut into spans at the item seams (`},{"ID":`, the cut's) whose next item's ID ends a span
  * (spanEnds: one ID in eight), wherever they lie in the body (the cut is not needed to know a page
- * whole), each span hashed.
+ * whole), and at the List's edges where it has them (listBounds: what the cut would take), each span
+ * hashed.
  */
 export function pageSpans(status: number, body: Uint8Array): PageSpans {
   const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const starts = [0];
   const ends: number[] = [];
   const seams: number[] = [];
+  // the List's edges split too (no byte between the spans there): its first and last items are then
+  // spans of whole items (ItemChunks) like the others, not hashed again one by one on a page not known whole
+  const edges = listBounds(bytes);
+  const edge = [edges?.first ?? -1, edges && edges.close > edges.first ? edges.close : -1];
+  let e = 0;
+  const cutAt = (at: number) => {
+    for (; e < edge.length && edge[e]! <= at; e++) {
+      if (edge[e]! < 0 || edge[e] === starts[starts.length - 1]) continue;
+      ends.push(edge[e]!);
+      starts.push(edge[e]!);
+    }
+  };
   for (let at = bytes.indexOf(BETWEEN); at >= 0; at = bytes.indexOf(BETWEEN, at + BETWEEN.length)) {
     seams.push(at);
     if (!spanEnds(bytes, at + 2)) continue;
+    cutAt(at);
     ends.push(at + 1);
     starts.push(at + 2);
   }
+  cutAt(bytes.length);
   ends.push(bytes.length);
   const digests = new Array<string>(starts.length);
   for (let k = 0; k < starts.length; k++) digests[k] = hash('sha1', bytes.subarray(starts[k], ends[k]), 'binary');
-  // (each digest is 20 chars: their concatenation, UTF-8 encoded, names the sequence)
-  return { answer: `${status}:${hash('sha1', digests.join(''), 'base64')}`, starts, ends, digests, seams };
+  // (each digest is 20 chars: their concatenation, UTF-8 encoded, and where the List's edges split
+  // (the spans without a byte between them), name the sequence and so the body)
+  const named = `${digests.join('')}${edge[0]},${edge[1]}`;
+  return { answer: `${status}:${hash('sha1', named, 'base64')}`, starts, ends, digests, seams };
 }
 
 /**
@@ -173,8 +192,8 @@ export function leadingId(body: Uint8Array, at: number): number | undefined {
 const ID_START = Buffer.from('{"ID":');
 
 /**
- * The spans of a cut page that hold whole items and nothing else (the first span holds the answer's
- * start, the last its end; a span may hold the envelope's bytes where they hold a seam): each one's
+ * The spans of a cut page that hold whole items and nothing else (the spans of the envelope's bytes
+ * before and after the List do not; nor one that holds envelope bytes where they hold a seam): each one's
  * sha1, its first row and its rows' count. Equal sha1s are equal bytes, and the cut splits those
  * bytes alike wherever they stand in a List, so they are the same items in the same order.
  */

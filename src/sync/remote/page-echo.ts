@@ -382,10 +382,12 @@ function idOrder(g: Generation): IdOrder | null {
   pages.sort((a, b) => g.pages[a]!.ids[0]! - g.pages[b]!.ids[0]!);
   const lastIds = new Float64Array(pages.length);
   let last = -Infinity;
-  for (const [k, page] of pages.entries()) {
-    for (const id of g.pages[page]!.ids) {
-      if (id < last) return (g.idOrder = null);
-      last = id;
+  // (indexed loops: iterating a typed array's entries and values made an object a row)
+  for (let k = 0; k < pages.length; k++) {
+    const { ids } = g.pages[pages[k]!]!;
+    for (let i = 0; i < ids.length; i++) {
+      if (ids[i]! < last) return (g.idOrder = null);
+      last = ids[i]!;
     }
     lastIds[k] = last;
   }
@@ -432,9 +434,9 @@ export function forgetEchoes(): void {
 /**
  * Bump when what a generation file holds changes shape (2: the pages' whole answers; 3: no compared
  * JSON, a name without keepCompared; 4: each page's item hashes as an array, not a map of them all;
- * 5: answers named by their spans, each page's chunks).
+ * 5: answers named by their spans, each page's chunks; 6: spans split at the List's edges too).
  */
-const FILE_FORMAT = 5;
+const FILE_FORMAT = 6;
 /** what makes a row from a listing's bytes: the page cut, the row and the hashes of listing/ */
 const ROWS_CODE = [
   'api/list-page-cut',

@@ -204,16 +204,20 @@ export class RemoteIndex implements RemoteCopies {
     else r = this.#idRows().get(id);
     const fresh = r === undefined || this.#rounds[r] !== round ? 1 : 0;
     const keyBefore = r === undefined ? undefined : this.#keys[r];
+    const newRow = r === undefined;
     if (r === undefined) {
       r = this.#rows++;
       this.#grow(this.#rows);
       this.#rowOfId?.set(id, r);
     }
     this.#ids[r] = id;
-    this.#hashes.set(hashes.subarray(at, at + HASH), r * HASH);
+    // (byte by byte: a subarray to set() from was a view object a row, 100k of them a paging of 100k)
+    const to = this.#hashes;
+    for (let k = 0, o = r * HASH; k < HASH; k++) to[o + k] = hashes[at + k]!;
     this.#rounds[r] = round;
     this.#keys[r] = key;
-    this.#notePass(key, r, round, keyBefore);
+    if (newRow) this.#notePassNew(key, r, round);
+    else this.#notePass(key, r, round, keyBefore);
     if (this.#otherKeys) this.#otherKeys[r] = otherKey;
     if (this.#compared) {
       this.#compared.page[r] = page ?? NONE;
@@ -244,6 +248,22 @@ export class RemoteIndex implements RemoteCopies {
     const had = first.get(key);
     if (had === undefined || had === r) first.set(key, r);
     else this.#notOne(first, key);
+  }
+
+  /**
+   * #notePass of a row just made: no key of the pass can name it yet, so a key already there is held
+   * twice. One look-up of the map instead of two (a get, then a set), on every row of a first pass.
+   */
+  #notePassNew(key: string, r: number, round: number): void {
+    const first = this.#firstPass;
+    if (!first) return;
+    if (round !== 1) {
+      this.#firstPass = undefined;
+      return;
+    }
+    const size = first.size;
+    first.set(key, r);
+    if (first.size === size) this.#notOne(first, key);
   }
 
   #notOne(first: Map<string, number>, key: string): void {
