@@ -142,14 +142,14 @@ export function openSeal(l: Lane, ctx: FeedContext, paging: PagingHandle): LaneS
         const { keys, rows } = index.keysInOrder();
         const list = listDigest(keys, (_key, k) => index.hashesFrom(rows[k]!), index.unkeyed);
         const state = await held.digest();
-        held.release();
         if (state === undefined) return 'stored state';
         const why = await differs({ list, listings: keys.length, state });
         // the file as hashed when the run began: one written since (an export landing, a line appended while the
         // chatbot was paged) is read, as the plain path, reading it after the paging, would read it
         const b = await before;
         return why ?? (b && (await unchangedSince(path, b.look)) ? undefined : 'the file changed since it was hashed');
-      })();
+        // (let go on every way out: a digest still under way, as after a paging not whole, stops at its next slice)
+      })().finally(() => held.release());
       if (why !== undefined) logger.debug({ feed: feed.name }, `the feed's seal does not hold (${why}): it is read`);
       return why === undefined;
     },
